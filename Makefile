@@ -1,0 +1,33 @@
+# The two commands of the README:
+#   make book   build the book strictly (every chapter executed; any warning fails)
+#   make test   build the book, then run every test
+# Both create the virtual environment in .venv on first use and reuse it after.
+
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# TensorFlow stays quiet in the built pages; trained models are cached in _build.
+export TF_CPP_MIN_LOG_LEVEL := 3
+export TF_ENABLE_ONEDNN_OPTS := 0
+export PYTHONHASHSEED := 0
+export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
+
+.PHONY: book test clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+book: $(STAMP)
+	$(PY) scripts/build_book.py
+
+test: book
+	$(PY) -m pytest -n 2
+
+clean:
+	rm -rf _build

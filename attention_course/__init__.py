@@ -1,0 +1,31 @@
+"""attention_course: the code the *Attention & Transformers* course teaches.
+
+Every from-scratch NumPy implementation a chapter shows lives here, so that the
+code a reader sees is the code the tests check against Keras.
+
+Modules, in reading order:
+
+* :mod:`attention_course.softmax` -- a numerically stable, maskable softmax.
+* :mod:`attention_course.masks` -- padding, causal and local-window masks.
+* :mod:`attention_course.attention` -- additive, dot-product and scaled
+  dot-product attention, and the two Keras attention layers in NumPy.
+* :mod:`attention_course.self_attention` -- self-attention with Q/K/V projections.
+* :mod:`attention_course.multi_head` -- multi-head attention with the weight
+  layout of ``keras.layers.MultiHeadAttention``.
+* :mod:`attention_course.data` -- toy data sets, generated from a seed.
+* :mod:`attention_course.models` -- the Keras models the chapters train.
+* :mod:`attention_course.decoding` -- greedy decoding.
+* :mod:`attention_course.plotting` -- attention heatmaps and curves.
+"""
+
+import os as _os
+
+# TensorFlow prints start-up banners to stderr when it is imported.  They are
+# noise in a book (and nbgrader scores a test cell that writes to stderr as
+# 0), so quiet them before anything imports TensorFlow.  ``setdefault``: a
+# reader who wants the logs can still set these variables.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+_os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+__version__ = "0.1.0"

@@ -1,0 +1,142 @@
+"""Attention as a differentiable dictionary lookup, in NumPy.
+
+Every function here takes
+
+* ``query`` of shape ``(..., T_q, d_q)`` -- what each output position looks for,
+* ``key``   of shape ``(..., T_k, d_k)`` -- what each input position offers,
+* ``value`` of shape ``(..., T_k, d_v)`` -- what each input position returns,
+* an optional boolean ``mask`` broadcastable to ``(..., T_q, T_k)``, True where
+  a query may attend to a key,
+
+and returns ``(output, weights)``: the outputs ``(..., T_q, d_v)`` -- for every
+query, the average of the values weighted by ``weights`` -- and the attention
+weights ``(..., T_q, T_k)`` themselves, each row a probability distribution
+over the keys (all zeros for a row whose keys are all masked).
+
+The leading ``...`` are batch dimensions (and, later, heads); they broadcast.
+The functions differ only in the *score* that compares a query with a key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float_array, as_mask, require_ndim
+from .softmax import softmax
+
+
+def _check_qkv(query, key, value, same_width: bool):
+    query = as_float_array(query, "query")
+    key = as_float_array(key, "key")
+    value = as_float_array(value, "value")
+    require_ndim(query, "query", 2, "(..., T_q, d)")
+    require_ndim(key, "key", 2, "(..., T_k, d)")
+    require_ndim(value, "value", 2, "(..., T_k, d_v)")
+    if same_width and query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            "query and key must have the same last dimension d_k to be compared; "
+            f"got query {query.shape} and key {key.shape}")
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            "key and value must have the same number of positions T_k; "
+            f"got key {key.shape} and value {value.shape}")
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            "the batch dimensions of query, key and value do not broadcast: "
+            f"{query.shape}, {key.shape}, {value.shape}") from None
+    return query, key, value, (*batch, query.shape[-2], key.shape[-2])
+
+
+def attend(scores: np.ndarray, value: np.ndarray, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """The step all attention shares: normalise scores over the keys, average the values.
+
+    Args:
+        scores: ``(..., T_q, T_k)`` unnormalised compatibility of each query with each key.
+        value: ``(..., T_k, d_v)``.
+        mask: optional, broadcastable to ``scores``; True = may attend.
+
+    Returns:
+        ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+    """
+    if mask is not None:
+        mask = as_mask(mask, "mask", scores.shape, "the scores' shape (..., T_q, T_k)")
+    weights = softmax(scores, axis=-1, mask=mask)
+    return weights @ value, weights
+
+
+def dot_product_attention(query, key, value, mask=None, scale: float = 1.0):
+    """Dot-product attention (Luong et al., 2015): ``score(q, k) = scale * q . k``.
+
+    With ``scale=1`` this is the "dot" score; ``keras.layers.Attention`` with
+    ``use_scale=True`` multiplies by a *learned* scalar, which is ``scale`` here.
+    Shapes as in the module docstring; ``d_q == d_k``.
+    """
+    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    if mask is not None:
+        as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+    # Scaling the (T_q, d) queries is cheaper than scaling the (T_q, T_k) scores.
+    scores = (query * scale if scale != 1.0 else query) @ np.swapaxes(key, -1, -2)
+    return attend(scores.astype(np.result_type(query, key), copy=False), value, mask)
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    """Scaled dot-product attention (Vaswani et al., 2017): ``softmax(Q K^T / sqrt(d_k)) V``.
+
+    Dividing by ``sqrt(d_k)`` keeps the scores' variance near 1 whatever the
+    width, so the softmax does not saturate as ``d_k`` grows.
+    Shapes as in the module docstring.
+    """
+    d_k = np.shape(query)[-1] if np.ndim(query) else 0
+    if d_k == 0:
+        _check_qkv(query, key, value, same_width=True)  # raises the shape error
+    return dot_product_attention(query, key, value, mask=mask,
+                                 scale=float(1.0 / np.sqrt(d_k)))
+
+
+def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_key=None):
+    """Additive attention (Bahdanau et al., 2015): ``score(q, k) = v . tanh(q W_q + k W_k)``.
+
+    Args:
+        query: ``(..., T_q, d_q)``; in a translation model, the decoder state.
+        key: ``(..., T_k, d_k)``; the encoder states (the "annotations").
+        value: ``(..., T_k, d_v)``; usually the encoder states again.
+        mask: optional, broadcastable to ``(..., T_q, T_k)``.
+        v: ``(d_a,)``, the vector that turns the hidden layer into a score;
+            ``None`` means all ones.
+        W_query: ``(d_q, d_a)`` projection of the query; ``None`` = identity.
+        W_key: ``(d_k, d_a)`` projection of the key; ``None`` = identity.
+
+    ``keras.layers.AdditiveAttention`` is this function with *no* projections
+    (``W_query = W_key = None``, so ``d_q == d_k``) and ``v`` its learned
+    ``scale`` vector (``use_scale=True``) or all ones (``use_scale=False``).
+
+    Returns:
+        ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+    """
+    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=False)
+    if W_query is not None:
+        W_query = as_float_array(W_query, "W_query")
+        if W_query.ndim != 2 or W_query.shape[0] != query.shape[-1]:
+            raise ValueError(f"W_query must have shape (d_q={query.shape[-1]}, d_a); got {W_query.shape}")
+        query = query @ W_query
+    if W_key is not None:
+        W_key = as_float_array(W_key, "W_key")
+        if W_key.ndim != 2 or W_key.shape[0] != key.shape[-1]:
+            raise ValueError(f"W_key must have shape (d_k={key.shape[-1]}, d_a); got {W_key.shape}")
+        key = key @ W_key
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            "after the projections, query and key must have the same width d_a; "
+            f"got {query.shape[-1]} and {key.shape[-1]} (pass W_query/W_key to project them)")
+    d_a = query.shape[-1]
+    v = np.ones(d_a, dtype=query.dtype) if v is None else as_float_array(v, "v")
+    if v.shape != (d_a,):
+        raise ValueError(f"v must have shape (d_a,) = ({d_a},); got {v.shape}")
+    if mask is not None:
+        as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+    # (..., T_q, 1, d_a) + (..., 1, T_k, d_a): every query meets every key.
+    hidden = np.tanh(query[..., :, None, :] + key[..., None, :, :])
+    scores = hidden @ v.astype(hidden.dtype, copy=False)  # (..., T_q, T_k)
+    return attend(scores, value, mask)

@@ -1,0 +1,1 @@
+"""Data sets for the course, all generated from a seed or shipped in a package."""

@@ -1,0 +1,177 @@
+"""A toy translation task with a controllable sentence length.
+
+The source language is a list of English noun phrases joined by "and"; the
+target language is a made-up French in which every word has a fixed
+translation and the adjectives *follow* the noun, in reverse order::
+
+    the big red dog and a cat   ->   le chien rouge grand et un chat
+
+Every source word has exactly one target word, so the two sentences have the
+same length, and an alignment exists that a reader can check by eye: it is
+the diagonal, except inside a phrase, where it is reversed.  That makes the task
+small enough to train on a CPU in seconds and hard in the way real translation
+is hard for an encoder--decoder without attention: the whole source sentence
+has to pass through one fixed-size vector.
+
+Everything is generated from a seed; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DETERMINERS = {"the": "le", "a": "un"}
+ADJECTIVES = {
+    "big": "grand", "small": "petit", "red": "rouge", "blue": "bleu",
+    "green": "vert", "old": "vieux", "new": "neuf", "happy": "content",
+    "sad": "triste", "fast": "rapide",
+}
+NOUNS = {
+    "dog": "chien", "cat": "chat", "house": "maison", "car": "voiture",
+    "bird": "oiseau", "tree": "arbre", "book": "livre", "boat": "bateau",
+    "horse": "cheval", "city": "ville",
+}
+CONJUNCTION = ("and", "et")
+MAX_ADJECTIVES = 3
+
+PAD, START, END = "<pad>", "<s>", "</s>"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A fixed token list; index 0 is padding, so a 0 is always "no token"."""
+
+    tokens: tuple[str, ...]
+
+    @property
+    def index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.tokens)}
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def encode(self, words: list[str]) -> list[int]:
+        index = self.index
+        unknown = [w for w in words if w not in index]
+        if unknown:
+            raise ValueError(f"words not in the vocabulary: {unknown}")
+        return [index[w] for w in words]
+
+    def decode(self, ids, stop_at_end: bool = True) -> list[str]:
+        """Token ids -> words, dropping padding and the start token."""
+        words = []
+        for i in np.asarray(ids).tolist():
+            token = self.tokens[i]
+            if stop_at_end and token == END:
+                break
+            if token not in (PAD, START, END):
+                words.append(token)
+        return words
+
+
+SOURCE_VOCAB = Vocabulary(
+    (PAD, *DETERMINERS, *ADJECTIVES, *NOUNS, CONJUNCTION[0])
+)
+TARGET_VOCAB = Vocabulary(
+    (PAD, START, END, *DETERMINERS.values(), *ADJECTIVES.values(),
+     *NOUNS.values(), CONJUNCTION[1])
+)
+
+
+def _phrase_lengths(rng: np.random.Generator, length: int) -> list[int]:
+    """Split ``length`` tokens into phrases of 2..5 tokens joined by "and"."""
+    if length < 2:
+        raise ValueError(f"a sentence has at least 2 words, got length={length}")
+    lengths, remaining = [], length
+    while remaining > 0:
+        if lengths:
+            remaining -= 1  # the "and" before this phrase
+        # a phrase is det + 0..3 adjectives + noun; what is left after it must
+        # be empty or long enough for "and" plus a two-word phrase.
+        options = [p for p in range(2, 3 + MAX_ADJECTIVES)
+                   if p <= remaining and (remaining - p == 0 or remaining - p >= 3)]
+        p = int(rng.choice(options))
+        lengths.append(p)
+        remaining -= p
+    return lengths
+
+
+def sample_pair(rng: np.random.Generator, length: int) -> tuple[list[str], list[str]]:
+    """One (source words, target words) pair with exactly ``length`` words each."""
+    source, target = [], []
+    for k, p in enumerate(_phrase_lengths(rng, length)):
+        if k:
+            source.append(CONJUNCTION[0])
+            target.append(CONJUNCTION[1])
+        det = str(rng.choice(list(DETERMINERS)))
+        adjs = [str(a) for a in rng.choice(list(ADJECTIVES), size=p - 2)]
+        noun = str(rng.choice(list(NOUNS)))
+        source += [det, *adjs, noun]
+        target += [DETERMINERS[det], NOUNS[noun], *[ADJECTIVES[a] for a in reversed(adjs)]]
+    return source, target
+
+
+def translate(source: list[str]) -> list[str]:
+    """The rule that generated the data, applied to any valid source sentence."""
+    target, phrase = [], []
+    for word in [*source, CONJUNCTION[0]]:
+        if word == CONJUNCTION[0]:
+            if phrase:
+                det, *adjs, noun = phrase
+                target += [DETERMINERS[det], NOUNS[noun], *[ADJECTIVES[a] for a in reversed(adjs)]]
+                phrase = []
+            if len(target) < len(source):
+                target.append(CONJUNCTION[1])
+        else:
+            phrase.append(word)
+    return target
+
+
+@dataclass(frozen=True)
+class TranslationData:
+    """Padded integer arrays for one split of the toy task.
+
+    Attributes:
+        source: ``(n, max_length)`` source ids, 0-padded on the right.
+        decoder_input: ``(n, max_length + 1)`` ``<s>`` followed by the target
+            (teacher forcing: the decoder sees the previous true word).
+        decoder_target: ``(n, max_length + 1)`` the target followed by ``</s>``.
+        lengths: ``(n,)`` number of words in each source sentence.
+    """
+
+    source: np.ndarray
+    decoder_input: np.ndarray
+    decoder_target: np.ndarray
+    lengths: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def make_dataset(n: int, min_length: int = 2, max_length: int = 30,
+                 seed: int = 0) -> TranslationData:
+    """``n`` pairs with source lengths drawn uniformly from ``[min_length, max_length]``."""
+    if not 2 <= min_length <= max_length:
+        raise ValueError(f"need 2 <= min_length <= max_length, got {min_length}, {max_length}")
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(min_length, max_length + 1, size=n)
+    source = np.zeros((n, max_length), dtype=np.int32)
+    decoder_input = np.zeros((n, max_length + 1), dtype=np.int32)
+    decoder_target = np.zeros((n, max_length + 1), dtype=np.int32)
+    start, end = TARGET_VOCAB.index[START], TARGET_VOCAB.index[END]
+    for i, length in enumerate(lengths):
+        src, tgt = sample_pair(rng, int(length))
+        tgt_ids = TARGET_VOCAB.encode(tgt)
+        source[i, :length] = SOURCE_VOCAB.encode(src)
+        decoder_input[i, : length + 1] = [start, *tgt_ids]
+        decoder_target[i, : length + 1] = [*tgt_ids, end]
+    return TranslationData(source, decoder_input, decoder_target, lengths.astype(np.int32))
+
+
+def make_splits(n_train: int = 20000, n_test: int = 3000, max_length: int = 30,
+                seed: int = 0) -> tuple[TranslationData, TranslationData]:
+    """The train and held-out test split every chapter uses (different seeds)."""
+    return (make_dataset(n_train, max_length=max_length, seed=seed),
+            make_dataset(n_test, max_length=max_length, seed=seed + 1))

@@ -1,0 +1,38 @@
+"""Scoring generated sequences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def exact_match(predicted, target) -> np.ndarray:
+    """``(n,)`` True where a generated sequence equals the target word for word.
+
+    Both are ``(n, T)`` id arrays that end with ``</s>`` and are 0 afterwards;
+    the shorter is zero-padded, so a prediction that stops early or runs on
+    does not match.
+    """
+    predicted, target = np.asarray(predicted), np.asarray(target)
+    if predicted.ndim != 2 or target.ndim != 2 or len(predicted) != len(target):
+        raise ValueError(f"predicted and target must be (n, T) arrays with the same n; got "
+                         f"{predicted.shape} and {target.shape}")
+    width = max(predicted.shape[1], target.shape[1])
+    pad = lambda a: np.pad(a, ((0, 0), (0, width - a.shape[1])))  # noqa: E731
+    return (pad(predicted) == pad(target)).all(axis=1)
+
+
+def accuracy_by_length(correct, lengths, bin_width: int = 1):
+    """Mean of ``correct`` for every sentence length (or bins of ``bin_width`` lengths).
+
+    Returns ``(lengths, accuracy, count)`` arrays; a bin's length is its mean
+    sentence length.
+    """
+    correct, lengths = np.asarray(correct, dtype=float), np.asarray(lengths)
+    if correct.shape != lengths.shape:
+        raise ValueError(f"correct and lengths must have the same shape; got {correct.shape} "
+                         f"and {lengths.shape}")
+    _, bin_of = np.unique((lengths - lengths.min()) // bin_width, return_inverse=True)
+    count = np.bincount(bin_of)
+    mean_length = np.bincount(bin_of, weights=lengths) / count
+    accuracy = np.bincount(bin_of, weights=correct) / count
+    return mean_length, accuracy, count

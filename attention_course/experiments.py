@@ -1,0 +1,141 @@
+"""The toy-translation experiment that chapters 1, 3 and 11 share.
+
+One function trains a translator on the same split of the toy task
+(:mod:`attention_course.data.toy_translation`), decodes the held-out sentences
+greedily and scores them.  Results are cached (:mod:`attention_course.cache`),
+so a chapter that compares against an earlier chapter's model reuses it
+instead of training it again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from . import cache, decoding, evaluation
+from .data import toy_translation
+
+#: The split every translation chapter uses: same sentences, same seed.
+SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 30, "seed": 0}
+
+
+@lru_cache(maxsize=1)
+def translation_data():
+    """``(train, test)`` :class:`~attention_course.data.toy_translation.TranslationData`."""
+    return toy_translation.make_splits(**SPLIT)
+
+
+@dataclass
+class TranslationRun:
+    """A trained translator and how it did on the held-out sentences."""
+
+    name: str
+    model: object
+    history: dict
+    train_seconds: float
+    predictions: np.ndarray   # (n_test, max_length + 1) greedy outputs
+    attention: np.ndarray | None  # (n_test, max_length + 1, max_length) or None
+    correct: np.ndarray       # (n_test,) exact match
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.correct.mean())
+
+    @property
+    def parameters(self) -> int:
+        return int(self.model.count_params())
+
+    def accuracy_by_length(self, bin_width: int = 4):
+        """``(mean length, exact-match accuracy, count)`` per length bin of the test set."""
+        _, test = translation_data()
+        return evaluation.accuracy_by_length(self.correct, test.lengths, bin_width)
+
+    def accuracy_on_lengths(self, low: int, high: int) -> float:
+        """Exact-match accuracy on test sentences with ``low <= length <= high``."""
+        _, test = translation_data()
+        keep = (test.lengths >= low) & (test.lengths <= high)
+        return float(self.correct[keep].mean())
+
+
+def decode_test_set(model, test, batch_size: int = 500):
+    """Greedy-decode every test sentence with ``model.greedy_step``."""
+    start = toy_translation.TARGET_VOCAB.index[toy_translation.START]
+    end = toy_translation.TARGET_VOCAB.index[toy_translation.END]
+    steps = test.decoder_target.shape[1]
+    tokens, attention = [], []
+    for i in range(0, len(test), batch_size):
+        source = test.source[i:i + batch_size]
+        step, state = model.greedy_step(source)
+        t, a = decoding.greedy_decode(step, state, len(source), start, end, steps)
+        tokens.append(t)
+        attention.append(a)
+    attention = None if attention[0] is None else np.concatenate(attention)
+    return np.concatenate(tokens), attention
+
+
+def run_translation(name: str, build_model, config: dict, epochs: int, batch_size: int = 64,
+                    learning_rate: float = 3e-3, seed: int = 0, modules=()) -> TranslationRun:
+    """Train ``build_model(**config)`` on the toy task, or load the cached result.
+
+    ``modules`` are the modules whose source defines the model; with this
+    module, the data and the decoder they key the cache.
+    """
+    import keras
+
+    train, test = translation_data()
+    settings = {"name": name, "config": config, "epochs": epochs, "batch_size": batch_size,
+                "learning_rate": learning_rate, "seed": seed, "split": SPLIT}
+    folder = cache.entry(name, settings, modules=(*modules, toy_translation, decoding,
+                                                   evaluation, __import__(__name__, fromlist=["_"])))
+    keras.utils.set_random_seed(seed)
+    model = build_model(**config)
+    model([train.source[:2], train.decoder_input[:2]])  # build the weights
+
+    if folder.exists():
+        model.load_weights(folder / "model.weights.h5")
+        meta = json.loads((folder / "meta.json").read_text())
+        arrays = np.load(folder / "results.npz")
+        attention = arrays["attention"] if "attention" in arrays else None
+        return TranslationRun(name, model, meta["history"], meta["train_seconds"],
+                              arrays["predictions"], attention, arrays["correct"])
+
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
+    started = time.perf_counter()
+    history = model.fit([train.source, train.decoder_input], train.decoder_target,
+                        validation_data=([test.source, test.decoder_input], test.decoder_target),
+                        epochs=epochs, batch_size=batch_size, verbose=0)
+    train_seconds = time.perf_counter() - started
+    predictions, attention = decode_test_set(model, test)
+    correct = evaluation.exact_match(predictions, test.decoder_target)
+    history = {k: [float(x) for x in v] for k, v in history.history.items()}
+
+    def write(tmp):
+        model.save_weights(tmp / "model.weights.h5")
+        (tmp / "meta.json").write_text(json.dumps({"history": history, "train_seconds": train_seconds,
+                                                   "settings": settings}, indent=1))
+        arrays = {"predictions": predictions, "correct": correct}
+        if attention is not None:
+            arrays["attention"] = attention.astype(np.float16)  # plots only; halves the file
+        np.savez_compressed(tmp / "results.npz", **arrays)
+
+    cache.write_atomically(folder, write)
+    return TranslationRun(name, model, history, train_seconds, predictions, attention, correct)
+
+
+def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun:
+    """Chapter 1's model (``attention=False``) or chapter 3's (``attention=True``)."""
+    from .models import rnn_seq2seq
+
+    config = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
+              "target_vocab_size": len(toy_translation.TARGET_VOCAB),
+              "units": 128, "embedding_dim": 64, "attention": attention}
+    if epochs is None:
+        epochs = 2 if attention else 5
+    name = "rnn-attention" if attention else "rnn-no-attention"
+    return run_translation(name, rnn_seq2seq.RNNSeq2Seq, config, epochs=epochs,
+                           modules=(rnn_seq2seq,))

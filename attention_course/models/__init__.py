@@ -1,0 +1,1 @@
+"""Keras models the chapters train (importing this package imports Keras)."""

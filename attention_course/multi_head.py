@@ -1,0 +1,216 @@
+"""Multi-head attention with the weight layout of ``keras.layers.MultiHeadAttention``.
+
+``N`` heads each attend in their own ``key_dim``-wide subspace; their outputs
+are concatenated and projected back to ``d_model``.  The weights are stored
+exactly as Keras stores them, so a trained Keras layer can be loaded with
+:meth:`MultiHeadAttentionWeights.from_keras` and the two compared number for
+number:
+
+========================  =================================
+``query_kernel``          ``(d_query, N, key_dim)``
+``query_bias``            ``(N, key_dim)``
+``key_kernel``            ``(d_key, N, key_dim)``
+``key_bias``              ``(N, key_dim)``
+``value_kernel``          ``(d_value, N, value_dim)``
+``value_bias``            ``(N, value_dim)``
+``output_kernel``         ``(N, value_dim, d_out)``
+``output_bias``           ``(d_out,)``
+========================  =================================
+
+Shapes below: ``B`` batch, ``T`` query length, ``S`` key/value length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ._checks import as_float_array, as_mask, require_ndim
+from .masks import causal_mask, combine_masks
+from .softmax import softmax
+
+
+@dataclass
+class MultiHeadAttentionWeights:
+    """All parameters of one multi-head attention layer (biases may be None)."""
+
+    query_kernel: np.ndarray
+    key_kernel: np.ndarray
+    value_kernel: np.ndarray
+    output_kernel: np.ndarray
+    query_bias: np.ndarray | None = None
+    key_bias: np.ndarray | None = None
+    value_bias: np.ndarray | None = None
+    output_bias: np.ndarray | None = None
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                setattr(self, f.name, as_float_array(value, f.name))
+        for name in ("query_kernel", "key_kernel", "value_kernel", "output_kernel"):
+            if getattr(self, name).ndim != 3:
+                raise ValueError(f"{name} must be 3-D (see the table in this module); "
+                                 f"got shape {getattr(self, name).shape}")
+        N, key_dim = self.query_kernel.shape[1:]
+        value_dim = self.value_kernel.shape[2]
+        expected = {
+            "key_kernel": (self.key_kernel.shape[0], N, key_dim),
+            "value_kernel": (self.value_kernel.shape[0], N, value_dim),
+            "output_kernel": (N, value_dim, self.output_kernel.shape[2]),
+            "query_bias": (N, key_dim), "key_bias": (N, key_dim),
+            "value_bias": (N, value_dim), "output_bias": (self.output_kernel.shape[2],),
+        }
+        for name, shape in expected.items():
+            value = getattr(self, name)
+            if value is not None and value.shape != shape:
+                raise ValueError(f"{name} must have shape {shape} to match query_kernel "
+                                 f"{self.query_kernel.shape}; got {value.shape}")
+
+    @property
+    def num_heads(self) -> int:
+        return self.query_kernel.shape[1]
+
+    @property
+    def key_dim(self) -> int:
+        return self.query_kernel.shape[2]
+
+    @property
+    def value_dim(self) -> int:
+        return self.value_kernel.shape[2]
+
+    @classmethod
+    def from_keras(cls, layer) -> "MultiHeadAttentionWeights":
+        """Copy the weights out of a built ``keras.layers.MultiHeadAttention``."""
+        import keras
+
+        if not layer.built:
+            raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
+
+        def numpy(variable):
+            return None if variable is None else keras.ops.convert_to_numpy(variable)
+
+        return cls(
+            query_kernel=numpy(layer.query_dense.kernel), query_bias=numpy(layer.query_dense.bias),
+            key_kernel=numpy(layer.key_dense.kernel), key_bias=numpy(layer.key_dense.bias),
+            value_kernel=numpy(layer.value_dense.kernel), value_bias=numpy(layer.value_dense.bias),
+            output_kernel=numpy(layer.output_dense.kernel), output_bias=numpy(layer.output_dense.bias),
+        )
+
+    @classmethod
+    def random(cls, d_model: int, num_heads: int, key_dim: int, value_dim: int | None = None,
+               seed: int = 0, dtype=np.float32) -> "MultiHeadAttentionWeights":
+        """Random weights of the right shapes (small normal kernels, small biases)."""
+        rng = np.random.default_rng(seed)
+        value_dim = key_dim if value_dim is None else value_dim
+
+        def normal(*shape, scale):
+            return (scale * rng.standard_normal(shape)).astype(dtype)
+
+        return cls(
+            query_kernel=normal(d_model, num_heads, key_dim, scale=d_model ** -0.5),
+            key_kernel=normal(d_model, num_heads, key_dim, scale=d_model ** -0.5),
+            value_kernel=normal(d_model, num_heads, value_dim, scale=d_model ** -0.5),
+            output_kernel=normal(num_heads, value_dim, d_model, scale=(num_heads * value_dim) ** -0.5),
+            query_bias=normal(num_heads, key_dim, scale=0.1),
+            key_bias=normal(num_heads, key_dim, scale=0.1),
+            value_bias=normal(num_heads, value_dim, scale=0.1),
+            output_bias=normal(d_model, scale=0.1),
+        )
+
+
+def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
+    """``(..., T, num_heads * depth)`` -> ``(..., num_heads, T, depth)``.
+
+    The feature axis is cut into ``num_heads`` consecutive blocks, head ``h``
+    taking features ``h * depth .. (h + 1) * depth - 1`` -- the order in which
+    a ``(d_model, N, depth)`` kernel, flattened, lays its columns out.
+    """
+    *lead, T, width = x.shape
+    if width % num_heads:
+        raise ValueError(f"cannot split {width} features into {num_heads} equal heads")
+    return x.reshape(*lead, T, num_heads, width // num_heads).swapaxes(-3, -2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """``(..., num_heads, T, depth)`` -> ``(..., T, num_heads * depth)``; undoes :func:`split_heads`."""
+    *lead, num_heads, T, depth = x.shape
+    return x.swapaxes(-3, -2).reshape(*lead, T, num_heads * depth)
+
+
+def _project(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """``(B, T, d) @ (d, N, depth)`` -> ``(B, N, T, depth)``: one matmul for all heads."""
+    d, N, depth = kernel.shape
+    y = x @ kernel.reshape(d, N * depth)
+    if bias is not None:
+        y += bias.reshape(N * depth)
+    return split_heads(y, N)
+
+
+def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=None, *,
+                         attention_mask=None, query_mask=None, value_mask=None,
+                         use_causal_mask: bool = False):
+    """What ``keras.layers.MultiHeadAttention`` computes, in NumPy.
+
+    Args:
+        query: ``(B, T, d_query)``.
+        value: ``(B, S, d_value)``.
+        weights: the layer's parameters (see the module docstring).
+        key: ``(B, S, d_key)``; defaults to ``value``, as in Keras.
+        attention_mask: boolean ``(B, T, S)`` (or broadcastable); True = may attend.
+        query_mask: boolean ``(B, T)``; False rows attend to nothing (Keras'
+            ``query_mask``, e.g. padding in the query).
+        value_mask: boolean ``(B, S)``; False keys are hidden from every query.
+        use_causal_mask: hide keys ``j > i`` from query ``i``.
+
+    Returns:
+        ``output (B, T, d_out)`` and the attention weights ``(B, N, T, S)``.
+        A query whose keys are all masked gets all-zero weights, so its output
+        is just ``output_bias`` -- exactly as in Keras.
+    """
+    query = as_float_array(query, "query")
+    value = as_float_array(value, "value")
+    key = value if key is None else as_float_array(key, "key")
+    for name, array, layout in (("query", query, "(B, T, d_query)"),
+                                ("value", value, "(B, S, d_value)"),
+                                ("key", key, "(B, S, d_key)")):
+        require_ndim(array, name, 3, layout)
+        if array.ndim != 3:
+            raise ValueError(f"{name} must have shape {layout}; got {array.shape}")
+    for name, array, kernel in (("query", query, weights.query_kernel),
+                                ("key", key, weights.key_kernel),
+                                ("value", value, weights.value_kernel)):
+        if array.shape[-1] != kernel.shape[0]:
+            raise ValueError(f"{name} has {array.shape[-1]} features but the layer's "
+                             f"{name}_kernel expects {kernel.shape[0]}")
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(f"key and value must share (B, S); got {key.shape} and {value.shape}")
+    if query.shape[0] != value.shape[0]:
+        raise ValueError(f"query and value must have the same batch size; got "
+                         f"{query.shape} and {value.shape}")
+    B, T, S = query.shape[0], query.shape[1], value.shape[1]
+    scores_shape = (B, T, S)
+    if query_mask is not None:
+        query_mask = as_mask(query_mask, "query_mask", (B, T), "(B, T)")[:, :, None]
+    if value_mask is not None:
+        value_mask = as_mask(value_mask, "value_mask", (B, S), "(B, S)")[:, None, :]
+    if attention_mask is not None:
+        attention_mask = as_mask(attention_mask, "attention_mask", scores_shape, "(B, T, S)")
+    mask = combine_masks(attention_mask, query_mask, value_mask,
+                         causal_mask(T, S) if use_causal_mask else None)
+
+    q = _project(query, weights.query_kernel, weights.query_bias)  # (B, N, T, key_dim)
+    k = _project(key, weights.key_kernel, weights.key_bias)        # (B, N, S, key_dim)
+    v = _project(value, weights.value_kernel, weights.value_bias)  # (B, N, S, value_dim)
+
+    q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))  # scale the queries, as Keras does
+    scores = q @ k.swapaxes(-1, -2)                      # (B, N, T, S)
+    attention = softmax(scores, axis=-1, mask=None if mask is None else mask[:, None])
+    heads = attention @ v                                # (B, N, T, value_dim)
+
+    N, value_dim, d_out = weights.output_kernel.shape
+    output = merge_heads(heads) @ weights.output_kernel.reshape(N * value_dim, d_out)
+    if weights.output_bias is not None:
+        output += weights.output_bias
+    return output, attention

@@ -1,0 +1,113 @@
+"""Pictures the chapters share: attention heatmaps and accuracy curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def plot_attention(weights, query_tokens: Sequence[str] | None = None,
+                   key_tokens: Sequence[str] | None = None, ax=None, title: str | None = None,
+                   xlabel: str = "key (attended to)", ylabel: str = "query (attending)",
+                   colorbar: bool = True, annotate: bool = False):
+    """Heatmap of one attention matrix ``(T_q, T_k)``: row ``i`` is query ``i``'s distribution.
+
+    Token labels go on the axes (keys along the top, as in Bahdanau et al.'s
+    alignment figures); ``annotate`` writes each weight in its cell.
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 2:
+        raise ValueError(f"weights must have shape (T_q, T_k); got {weights.shape}")
+    for name, tokens, n in (("query_tokens", query_tokens, weights.shape[0]),
+                            ("key_tokens", key_tokens, weights.shape[1])):
+        if tokens is not None and len(tokens) != n:
+            raise ValueError(f"{name} has {len(tokens)} labels for {n} rows/columns of weights")
+    if ax is None:
+        height = max(2.5, 0.32 * weights.shape[0] + 1.2)
+        width = max(3.0, 0.32 * weights.shape[1] + 1.8)
+        _, ax = plt.subplots(figsize=(width, height))
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(float(weights.max()), 1e-9),
+                      aspect="auto")
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    if key_tokens is not None:
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90)
+    if query_tokens is not None:
+        ax.set_yticks(range(len(query_tokens)), query_tokens)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if annotate:
+        for (i, j), w in np.ndenumerate(weights):
+            ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if w < 0.6 * weights.max() else "black")
+    if title:
+        ax.set_title(title, pad=8)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+    return ax
+
+
+def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[str] | None = None,
+                         row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
+                         cell_size: float = 2.2, suptitle: str | None = None):
+    """A grid of heatmaps, ``weights`` of shape ``(rows, cols, T_q, T_k)`` or ``(heads, T_q, T_k)``.
+
+    Rows are typically layers and columns heads.  Tick labels are drawn on the
+    outer panels only, to keep the grid readable.
+    """
+    weights = np.asarray(weights)
+    if weights.ndim == 3:
+        weights = weights[None]
+    if weights.ndim != 4:
+        raise ValueError(f"weights must have shape (rows, cols, T_q, T_k); got {weights.shape}")
+    rows, cols = weights.shape[:2]
+    query_tokens = tokens if query_tokens is None else query_tokens
+    fig, axes = plt.subplots(rows, cols, figsize=(cell_size * cols + 1, cell_size * rows + 1),
+                             squeeze=False, constrained_layout=True)
+    for r in range(rows):
+        for c in range(cols):
+            ax = axes[r, c]
+            ax.imshow(weights[r, c], cmap="viridis", vmin=0.0, vmax=1.0)
+            ax.set_xticks(range(len(tokens)), tokens if r == rows - 1 else [], rotation=90, fontsize=7)
+            ax.set_yticks(range(len(query_tokens)), query_tokens if c == 0 else [], fontsize=7)
+            if r == 0 and col_labels is not None:
+                ax.set_title(col_labels[c], fontsize=9)
+            if c == 0 and row_labels is not None:
+                ax.set_ylabel(row_labels[r], fontsize=9)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def plot_accuracy_by_length(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax=None,
+                            ylabel: str = "exact-match accuracy", title: str | None = None):
+    """One line per model: ``curves[name] = (lengths, accuracies)``."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.6))
+    for (name, (lengths, accuracy)), marker in zip(curves.items(), "osD^v<>"):
+        ax.plot(lengths, accuracy, marker=marker, label=name)
+    ax.set_xlabel("source sentence length (words)")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_history(histories: Mapping[str, Mapping[str, Sequence[float]]], key: str = "loss", ax=None,
+                 ylabel: str = "training loss (cross-entropy, nats)", xlabel: str = "epoch"):
+    """Loss curves, one per model: ``histories[name][key]`` is a list of per-epoch values."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.4))
+    for name, history in histories.items():
+        values = history[key]
+        ax.plot(np.arange(1, len(values) + 1), values, marker="o", label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
