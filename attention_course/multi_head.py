@@ -199,6 +199,8 @@ def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=N
         attention_mask = as_mask(attention_mask, "attention_mask", scores_shape, "(B, T, S)")
     mask = combine_masks(attention_mask, query_mask, value_mask,
                          causal_mask(T, S) if use_causal_mask else None)
+    if mask is not None:  # (B, T, S) -> (B, 1, T, S): the same mask for every head
+        mask = np.broadcast_to(mask, scores_shape)[:, None]
 
     q = _project(query, weights.query_kernel, weights.query_bias)  # (B, N, T, key_dim)
     k = _project(key, weights.key_kernel, weights.key_bias)        # (B, N, S, key_dim)
@@ -206,7 +208,7 @@ def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=N
 
     q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))  # scale the queries, as Keras does
     scores = q @ k.swapaxes(-1, -2)                      # (B, N, T, S)
-    attention = softmax(scores, axis=-1, mask=None if mask is None else mask[:, None])
+    attention = softmax(scores, axis=-1, mask=mask)
     heads = attention @ v                                # (B, N, T, value_dim)
 
     N, value_dim, d_out = weights.output_kernel.shape
