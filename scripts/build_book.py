@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 EXECUTION_CACHE = BUILD / ".jupyter_cache"
+SPHINX_ENVIRONMENT = BUILD / ".doctrees"  # Sphinx re-reads (so re-executes) only changed sources
 PACKAGE_STAMP = BUILD / ".package-hash"
 
 
@@ -37,6 +38,7 @@ def main() -> int:
                                      or PACKAGE_STAMP.read_text() != current):
         print("attention_course changed since the last build: re-executing every chapter")
         shutil.rmtree(EXECUTION_CACHE)
+        shutil.rmtree(SPHINX_ENVIRONMENT, ignore_errors=True)
     # From here on, whatever enters the cache was executed with this package.
     BUILD.mkdir(exist_ok=True)
     PACKAGE_STAMP.write_text(current)
