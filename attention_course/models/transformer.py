@@ -331,3 +331,23 @@ class Transformer(keras.Model):
             return ops.convert_to_numpy(logits), state, ops.convert_to_numpy(attention)
 
         return step, None
+
+
+def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6, d_model: int = 32,
+                   num_heads: int = 4, d_ff: int = 64, pre_ln: bool = False,
+                   max_length: int = 32) -> keras.Model:
+    """An encoder-only stack that labels every input token: ``(B, S)`` ids -> ``(B, S, num_classes)`` logits.
+
+    Chapter 8 trains it, deep and briefly, to compare post-LN and pre-LN: the
+    toy translation task is a tagging task for it (each source word is given
+    the target word at its position), so no decoder is needed.
+    """
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    padding_mask = ops.not_equal(tokens, 0)
+    x = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")(tokens)
+    for i in range(num_layers):
+        x = EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln, name=f"encoder_{i}")(x, padding_mask)
+    if pre_ln:
+        x = keras.layers.LayerNormalization(epsilon=1e-5, name="final_norm")(x)
+    logits = keras.layers.Dense(num_classes, name="classifier")(x)
+    return keras.Model(tokens, logits, name=f"{'pre' if pre_ln else 'post'}_ln_encoder")
