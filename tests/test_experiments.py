@@ -1,4 +1,4 @@
-"""experiments.decode_test_set: length-sorted batches, results in the test set's order."""
+"""experiments: length-sorted decoding batches (results in the test set's order), the cache key."""
 
 import numpy as np
 import pytest
@@ -49,3 +49,21 @@ def test_results_come_back_in_test_order(batch_size):
     # Batches are formed from sentences of similar length.
     batches = model.batch_lengths
     assert all(a.max() <= b.min() for a, b in zip(batches, batches[1:]))
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("warmup_steps", [None, 50])
+def test_the_learning_rate_schedule_is_part_of_the_cache_key(monkeypatch, warmup_steps):
+    recorded = {}
+
+    def entry(name, settings, modules=()):
+        recorded.update(settings)
+        raise _Stop
+
+    monkeypatch.setattr(experiments.cache, "entry", entry)
+    with pytest.raises(_Stop):
+        experiments.run_translation("x", None, {}, epochs=1, warmup_steps=warmup_steps)
+    assert recorded.get("warmup_steps") == warmup_steps
