@@ -15,7 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from built_site import NOTEBOOKS, SITE, TOC
+from built_site import NOTEBOOKS, TOC
+from built_site import site  # noqa: F401  (fixture)
 
 LINK_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src",
                    "source": "src"}

@@ -18,6 +18,7 @@ import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from built_site import NOTEBOOKS, ROOT, SCREENSHOTS, SITE, TOC
+from built_site import browser, page, server, site  # noqa: F401  (fixtures)
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPOSITORY = CONFIG["repository"]["url"].rstrip("/")

@@ -18,6 +18,7 @@ import yaml
 from packaging.requirements import Requirement
 
 from built_site import NOTEBOOKS, ROOT, SITE, course_notebooks
+from built_site import site  # noqa: F401  (fixture)
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 PUBLISHED = SITE / "notebooks"
