@@ -9,6 +9,11 @@ Modules, in reading order:
 * :mod:`attention_course.masks` -- padding, causal and local-window masks.
 * :mod:`attention_course.attention` -- additive, dot-product and scaled
   dot-product attention, and the two Keras attention layers in NumPy.
+* :mod:`attention_course.lookup` -- attention as a lookup: cosine similarity,
+  hard, sampled, location-based and local attention (chapter 2).
+* :mod:`attention_course.luong` -- Luong et al.'s dot, general and concat scores.
+* :mod:`attention_course.scaling` -- why scores are divided by ``sqrt(d_k)``:
+  the softmax Jacobian and the saturation measurements (chapter 4).
 * :mod:`attention_course.self_attention` -- self-attention with Q/K/V projections.
 * :mod:`attention_course.multi_head` -- multi-head attention with the weight
   layout of ``keras.layers.MultiHeadAttention``.

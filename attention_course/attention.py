@@ -88,11 +88,12 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     width, so the softmax does not saturate as ``d_k`` grows.
     Shapes as in the module docstring.
     """
-    d_k = np.shape(query)[-1] if np.ndim(query) else 0
-    if d_k == 0:
-        _check_qkv(query, key, value, same_width=True)  # raises the shape error
+    query = as_float_array(query, "query")
+    require_ndim(query, "query", 2, "(..., T_q, d_k)")
+    if query.shape[-1] == 0:
+        raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")
     return dot_product_attention(query, key, value, mask=mask,
-                                 scale=float(1.0 / np.sqrt(d_k)))
+                                 scale=float(1.0 / np.sqrt(query.shape[-1])))
 
 
 def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_key=None):

@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import json
 import os
+import shutil
 from pathlib import Path
 
 
@@ -54,10 +55,12 @@ def write_atomically(folder: Path, write) -> None:
     """
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
-    write(tmp)
     try:
+        write(tmp)
         tmp.rename(folder)
-    except OSError:  # another process finished first; its result is as good
-        import shutil
-
+    except OSError:
+        if not folder.exists():
+            raise
+        # another process finished the same entry first; its result is as good
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)

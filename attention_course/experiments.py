@@ -20,7 +20,7 @@ from . import cache, decoding, evaluation
 from .data import toy_translation
 
 #: The split every translation chapter uses: same sentences, same seed.
-SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 30, "seed": 0}
+SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 29, "seed": 0}
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +135,7 @@ def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun
               "target_vocab_size": len(toy_translation.TARGET_VOCAB),
               "units": 128, "embedding_dim": 64, "attention": attention}
     if epochs is None:
-        epochs = 2 if attention else 5
+        epochs = 3 if attention else 5
     name = "rnn-attention" if attention else "rnn-no-attention"
     return run_translation(name, rnn_seq2seq.RNNSeq2Seq, config, epochs=epochs,
                            modules=(rnn_seq2seq,))

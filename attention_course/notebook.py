@@ -28,6 +28,10 @@ def setup(seed: int = 0) -> None:
 
 def glue(name: str, value, display: bool = False):
     """Store ``value`` for the prose under ``name``; returns ``value``."""
+    if isinstance(value, np.generic):
+        # Plain Python numbers, so that the prose can format them
+        # ({glue:text}`name:.1%`); NumPy scalars' reprs cannot be parsed back.
+        value = value.item()
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

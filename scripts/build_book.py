@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 EXECUTION_CACHE = BUILD / ".jupyter_cache"
-DOCTREES = BUILD / ".doctrees"  # Sphinx's record of what it has read
+SPHINX_ENVIRONMENT = BUILD / ".doctrees"  # Sphinx re-reads (so re-executes) only changed sources
 PACKAGE_STAMP = BUILD / ".package-hash"
 
 
@@ -34,13 +34,11 @@ def package_hash() -> str:
 
 def main() -> int:
     current = package_hash()
-    if (EXECUTION_CACHE.exists() or DOCTREES.exists()) and (not PACKAGE_STAMP.exists()
-                                                            or PACKAGE_STAMP.read_text() != current):
+    if EXECUTION_CACHE.exists() and (not PACKAGE_STAMP.exists()
+                                     or PACKAGE_STAMP.read_text() != current):
         print("attention_course changed since the last build: re-executing every chapter")
-        shutil.rmtree(EXECUTION_CACHE, ignore_errors=True)
-        # Sphinx reads again only the pages whose source changed: forget them all,
-        # or the chapters would keep the outputs of the old package.
-        shutil.rmtree(DOCTREES, ignore_errors=True)
+        shutil.rmtree(EXECUTION_CACHE)
+        shutil.rmtree(SPHINX_ENVIRONMENT, ignore_errors=True)
     # From here on, whatever enters the cache was executed with this package.
     BUILD.mkdir(exist_ok=True)
     PACKAGE_STAMP.write_text(current)

@@ -129,6 +129,22 @@ def translate(source: list[str]) -> list[str]:
     return target
 
 
+def alignment(source: list[str]) -> np.ndarray:
+    """For each target position, the index of the source word it translates.
+
+    The generation rule makes the true alignment known, which lets the course
+    *measure* whether a model's attention lands on the right source word.
+    """
+    links, start = [], 0
+    for end in [i for i, w in enumerate(source) if w == CONJUNCTION[0]] + [len(source)]:
+        # phrase source[start:end] = det adj_1 .. adj_k noun -> det noun adj_k .. adj_1
+        links += [start, end - 1, *range(end - 2, start, -1)]
+        if end < len(source):
+            links.append(end)  # "and" -> "et"
+        start = end + 1
+    return np.array(links, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class TranslationData:
     """Padded integer arrays for one split of the toy task.

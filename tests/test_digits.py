@@ -1,0 +1,40 @@
+"""scikit-learn's digits as float32 images with a fixed stratified split."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from attention_course.data.digits import load_all, load_splits
+
+
+def test_all_images():
+    images, labels = load_all()
+    assert images.shape == (1797, 8, 8, 1) and images.dtype == np.float32
+    assert images.min() == 0 and images.max() == 1
+    assert labels.dtype == np.int32 and set(labels.tolist()) == set(range(10))
+    np.testing.assert_array_equal(images[..., 0] * 16, load_digits().images)
+
+
+@pytest.mark.parametrize("test_fraction, seed", [(0.2, 0), (0.25, 3)])
+def test_split_is_a_stratified_partition(test_fraction, seed):
+    train, test = load_splits(test_fraction, seed)
+    images, labels = load_all()
+    assert len(train) + len(test) == 1797
+    assert abs(len(test) - test_fraction * 1797) <= 1
+    assert not set(train.indices) & set(test.indices)
+    np.testing.assert_array_equal(np.sort(np.concatenate([train.indices, test.indices])), np.arange(1797))
+    np.testing.assert_array_equal(train.images, images[train.indices])
+    np.testing.assert_array_equal(test.labels, labels[test.indices])
+    # every digit has (to within one image) the same share of the test set as of the whole
+    expected = np.bincount(labels) * len(test) / len(labels)
+    assert (np.abs(np.bincount(test.labels, minlength=10) - expected) <= 1).all()
+
+
+def test_split_is_fixed():
+    (a_train, a_test), (b_train, b_test) = load_splits(), load_splits()
+    np.testing.assert_array_equal(a_test.indices, b_test.indices)
+    np.testing.assert_array_equal(a_train.images, b_train.images)
+    assert len(a_train) == 1437 and len(a_test) == 360
+    assert not np.array_equal(load_splits(seed=1)[1].indices, a_test.indices)
+    with pytest.raises(ValueError, match="test_fraction"):
+        load_splits(test_fraction=1.0)
