@@ -37,6 +37,9 @@ def main() -> int:
                                      or PACKAGE_STAMP.read_text() != current):
         print("attention_course changed since the last build: re-executing every chapter")
         shutil.rmtree(EXECUTION_CACHE)
+        # Sphinx re-reads (and so re-executes) only the sources it thinks changed;
+        # dropping its saved environment makes it read every chapter again.
+        shutil.rmtree(BUILD / ".doctrees", ignore_errors=True)
     # From here on, whatever enters the cache was executed with this package.
     BUILD.mkdir(exist_ok=True)
     PACKAGE_STAMP.write_text(current)

@@ -27,7 +27,6 @@ import numpy as np
 from ..multi_head import MultiHeadAttentionWeights, multi_head_attention
 
 
-@keras.saving.register_keras_serializable(package="attention_course")
 class TokenAndPositionEmbedding(keras.layers.Layer):
     """``tokens (B, T)`` -> ``(B, T, d_model)``: a learned vector per token plus one per position."""
 
