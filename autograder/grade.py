@@ -159,6 +159,10 @@ def make_api(config, root: Path):
 
     config = config.copy()
     config.CourseDirectory.root = str(root)
+    # nbgrader's exchange (release/fetch/submit between accounts) is not used here; point it at a
+    # folder of its own so that nbgrader does not complain about a missing system directory.
+    (root / ".exchange").mkdir(parents=True, exist_ok=True)
+    config.Exchange.root = str(root / ".exchange")
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     api.log.handlers = []
     api.log.propagate = False
@@ -234,6 +238,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, notebook: st
     os.dup2(log.fileno(), 2)         # kernels' and nbgrader's own noise goes to the log, not the terminal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     shard_dir, course = Path(shard), Path(course_dir)
+    reuse_compiled_templates()
     api = make_api(config, shard_dir)
     while True:
         task = tasks.get()
@@ -246,6 +251,36 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, notebook: st
                            notes, feedback, log)
         result.seconds = round(time.monotonic() - started, 2)
         results.put(("done", asdict(result), slot))
+
+
+def reuse_compiled_templates():
+    """Feedback: nbgrader builds a new HTML exporter per student, which compiles nbconvert's
+    Jinja templates again each time; keep their bytecode in memory for the worker's life.
+    (An optimisation only: if nbconvert's internals differ, nothing changes.)"""
+    try:
+        import jinja2
+        from nbconvert.exporters.templateexporter import TemplateExporter
+    except ImportError:
+        return
+
+    class MemoryCache(jinja2.BytecodeCache):
+        store: dict = {}
+
+        def load_bytecode(self, bucket):
+            if bucket.key in self.store:
+                bucket.bytecode_from_string(self.store[bucket.key])
+
+        def dump_bytecode(self, bucket):
+            self.store[bucket.key] = bucket.bytecode_to_string()
+
+    original = TemplateExporter._create_environment
+
+    def create_environment(self):
+        environment = original(self)
+        environment.bytecode_cache = MemoryCache()
+        return environment
+
+    TemplateExporter._create_environment = create_environment
 
 
 def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, release: Path,

@@ -23,11 +23,11 @@ if str(REPOSITORY) not in sys.path:
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades, IgnorePattern, LimitOutput,
-    SaveAutoGrades)
+    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades,
+    IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from autograder.preprocessors import (  # noqa: E402
-    BoundedExecute, CleanRecheck, HideHiddenTestDetails, ScoreWithoutStderr)
+    BoundedExecute, CleanRecheck, ForgetUnknownCells, HideHiddenTestDetails, ScoreWithoutStderr)
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -36,8 +36,11 @@ c.CourseDirectory.root = str(HERE)
 c.CourseDirectory.source_directory = str(REPOSITORY / "solutions")
 c.CourseDirectory.release_directory = str(REPOSITORY / "exercises")
 
-# Deleted test cells come back (edited ones always do, by checksum).
+# Deleted test cells come back (edited ones always do, by checksum); renamed ones are the student's.
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput, DeduplicateIds, ForgetUnknownCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+]
 
 c.Autograde.autograde_preprocessors = [
     BoundedExecute,       # sandboxed kernel; per-notebook, per-cell and output limits; survives kernel deaths

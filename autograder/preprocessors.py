@@ -91,6 +91,36 @@ def _is_test(cell) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Sanitizing
+# ---------------------------------------------------------------------------
+
+class ForgetUnknownCells(NbGraderPreprocessor):
+    """Cells whose nbgrader id is not the assignment's lose their nbgrader metadata.
+
+    A submission may rename cell ids.  nbgrader then drops the id but keeps the
+    rest of the metadata, and restoring deleted tests
+    (``OverwriteCells.add_missing_cells``) trips over the id-less cell.  Here the
+    cell simply becomes an ordinary cell of the student's (its code still runs),
+    and the real test cells come back as missing ones.
+    """
+
+    def preprocess(self, nb, resources):
+        names = resources["nbgrader"]
+        with Gradebook(names["db_url"]) as gb:
+            known = {c.name for c in gb.find_notebook(names["notebook"], names["assignment"]).source_cells}
+        renamed = []
+        for cell in nb.cells:
+            info = cell.metadata.get("nbgrader")
+            if info is not None and info.get("grade_id") not in known:
+                renamed.append(str(info.get("grade_id")))
+                del cell.metadata["nbgrader"]
+        if renamed:
+            nb.metadata.setdefault("grading_notes", []).append(
+                f"cells with unknown nbgrader ids were treated as the student's own: {', '.join(renamed[:8])}")
+        return nb, resources
+
+
+# ---------------------------------------------------------------------------
 # Execution
 # ---------------------------------------------------------------------------
 
@@ -249,20 +279,26 @@ class BoundedExecute(Execute):
             except (DeadKernelError, CellTimeoutError, _Unresponsive) as error:
                 restarts += 1
                 index = self._current
+                hung = isinstance(error, (CellTimeoutError, _Unresponsive))
                 if index is not None and pending and pending[0] == index:
                     pending.pop(0)
                     done.append(index)
                     no_replay.add(index)
-                    cell = self.nb.cells[index]
-                    why = ("the kernel stopped responding" if isinstance(error, (CellTimeoutError, _Unresponsive))
-                           else "the Python process running the notebook died (it exceeded the memory "
-                                f"limit of {self.limits.memory_mb} MiB, was killed, or exited)")
-                    cell.outputs.append(error_output(
-                        "KernelDied", f"{why} while running this cell. The kernel was restarted and "
-                                      "the cells before this one were run again; later cells ran in "
-                                      "the new kernel."))
-                    self._event(index, "kernel_died", why)
-                elif isinstance(error, _Unresponsive):
+                    if hung:
+                        ename, kind, why = (
+                            "TimeLimitError", "kernel_unresponsive",
+                            f"this cell ran for more than {self.limits.cell_timeout} s and did not stop "
+                            "when interrupted")
+                    else:
+                        ename, kind, why = (
+                            "KernelDied", "kernel_died",
+                            "the Python process running the notebook died while running this cell (it "
+                            f"exceeded the memory limit of {self.limits.memory_mb} MiB, was killed, or exited)")
+                    self.nb.cells[index].outputs.append(error_output(
+                        ename, f"{why}. The kernel was restarted and the cells before this one were run "
+                               "again; later cells ran in the new kernel."))
+                    self._event(index, kind, why)
+                elif hung:
                     self._event(done[-1] if done else None, "kernel_unresponsive",
                                 "the kernel did not recover from an interrupt and was restarted")
                 else:
@@ -368,6 +404,7 @@ class CleanRecheck(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         report = grading_report(resources)
+        report["flags"] += nb.metadata.pop("grading_notes", [])
         self.limits = GradingLimits(parent=self)
         names = resources["nbgrader"]
         with Gradebook(names["db_url"]) as gb:

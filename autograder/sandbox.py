@@ -54,6 +54,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NEWROOT = "/tmp/.attention-sandbox-root"   # a mount point only; each sandbox mounts its own tmpfs here
+INSIDE_WORKDIR = "/home/student/work"       # where the copy of the working directory appears
 BASE_UID = 64000
 ENV_PREFIX = "ATTENTION_SANDBOX"
 
@@ -92,7 +93,29 @@ def missing_facilities() -> list[str]:
         missing.append("util-linux 'unshare' not found")
     if not os.path.exists("/proc/self/ns/net"):
         missing.append("the kernel does not expose namespaces (/proc/self/ns)")
+    if not missing:
+        probe = _probe_namespaces()
+        if probe:
+            missing.append(probe)
     return missing
+
+
+_PROBED: list = []
+
+
+def _probe_namespaces() -> str:
+    """Root is not always enough (e.g. a container without CAP_SYS_ADMIN): try it, once."""
+    if not _PROBED:
+        import subprocess
+
+        try:
+            done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork",
+                                   "--kill-child", "--", "true"], capture_output=True, text=True, timeout=20)
+            _PROBED.append("" if done.returncode == 0 else
+                           f"namespaces are not permitted here ({done.stderr.strip()[:200]})")
+        except (OSError, subprocess.SubprocessError) as error:
+            _PROBED.append(f"unshare failed ({error})")
+    return _PROBED[0]
 
 
 def describe(missing: list[str] | None = None) -> str:
@@ -286,9 +309,9 @@ def build_view(spec: dict):
         os.chmod(path, 0o700)
         os.makedirs(_inside(path), exist_ok=True)
         _mount(path, _inside(path), None, MS_BIND)
-    # The working directory: a private, size-limited copy.
+    # The working directory: a private, size-limited copy, at a path that says nothing about the host.
     workdir = spec["workdir"]
-    inside_workdir = _inside(workdir)
+    inside_workdir = _inside(INSIDE_WORKDIR)
     os.makedirs(inside_workdir, exist_ok=True)
     _mount("tmpfs", inside_workdir, "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={limits['tmp_mb']}m,mode=0700,uid={uid},gid={uid}")
@@ -384,7 +407,7 @@ def supervise(spec: dict, pid: int):
 def run_inside(spec: dict):
     build_view(spec)
     os.chroot(NEWROOT)
-    os.chdir(spec["workdir"])
+    os.chdir(INSIDE_WORKDIR)
     env = child_env(spec)
     pid = os.fork()
     if pid == 0:
