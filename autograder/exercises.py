@@ -29,12 +29,13 @@ def generate(destination: Path, names: list[str] | None = None) -> list[Path]:
     """Release ``names`` (default: all) into ``destination``; returns the notebooks written."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from autograder.grade import load_config, make_api
+    from autograder.grade import load_config, make_api, use_fast_alembic_head
 
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     destination = Path(destination).resolve()
     with tempfile.TemporaryDirectory(prefix="release-") as scratch:
         config = load_config(Path(scratch), {})
+        use_fast_alembic_head()
         config.CourseDirectory.release_directory = str(destination)
         api = make_api(config, Path(scratch))
         for name in names or assignments():

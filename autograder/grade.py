@@ -140,6 +140,38 @@ def find_submissions(source: Path, notebook_name: str, student_regex: str | None
 # nbgrader, configured as in autograder/nbgrader_config.py
 # ---------------------------------------------------------------------------
 
+def alembic_head() -> str:
+    """The gradebook schema's version, read in-process.
+
+    nbgrader finds it by running the ``alembic`` command in a subprocess each time
+    it creates a gradebook, which takes seconds; the answer is the same."""
+    import nbgrader
+    from alembic.config import Config as AlembicConfig
+    from alembic.script import ScriptDirectory
+
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+_NBGRADER_ALEMBIC_HEAD = []
+
+
+def nbgraders_alembic_head() -> str:
+    """nbgrader's own (subprocess) answer, for comparison."""
+    import nbgrader.api
+
+    return (_NBGRADER_ALEMBIC_HEAD or [nbgrader.api.get_alembic_version])[0]()
+
+
+def use_fast_alembic_head():
+    import nbgrader.api
+
+    if nbgrader.api.get_alembic_version is not alembic_head:
+        _NBGRADER_ALEMBIC_HEAD[:] = [nbgrader.api.get_alembic_version]
+        nbgrader.api.get_alembic_version = alembic_head
+
+
 def load_config(course_dir: Path, limits: dict):
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -412,9 +444,21 @@ def grade(source: Path, assignment: str, course_dir: Path, workers: int | None =
     course_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     say(sandbox.describe())
+    phases = {}
+    mark = time.monotonic()
+
+    def phase(name):
+        nonlocal mark
+        now = time.monotonic()
+        phases[name] = round(now - mark, 2)
+        mark = now
+
     self_test(course_dir)
     config = load_config(course_dir, limits or {})
+    use_fast_alembic_head()
+    phase("start-up (sandbox self-test, nbgrader configuration)")
     notebook, release = prepare_assignment(config, course_dir, assignment)
+    phase("prepare assignment")
     run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
     try:
         submissions, warnings = find_submissions(Path(source), f"{notebook}.ipynb", student_regex, run_dir)
@@ -426,13 +470,15 @@ def grade(source: Path, assignment: str, course_dir: Path, workers: int | None =
             f"{min(workers or os.cpu_count() or 1, len(submissions))} workers")
         statuses = {sub.student: stage_submission(sub, course_dir, assignment, notebook, release)
                     for sub in submissions}
+        phase("find and stage submissions")
         results = run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release,
-                              workers, feedback, quiet)
+                              workers, feedback, quiet, phase)
         for student, status in statuses.items():
             if status == "unreadable" and results[student]["status"] == "graded":
                 results[student]["status"] = "unreadable"
         csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
         export_csv(config, course_dir, assignment, csv_path)
+        phase("export CSV")
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     seconds = time.monotonic() - started
@@ -444,7 +490,7 @@ def grade(source: Path, assignment: str, course_dir: Path, workers: int | None =
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
-        "flagged": sum(bool(r["flags"]) for r in ordered), "results": ordered,
+        "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     if not quiet:
@@ -465,7 +511,7 @@ def self_test(course_dir: Path):
 
 
 def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release, workers,
-                feedback, quiet) -> dict:
+                feedback, quiet, phase=lambda name: None) -> dict:
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     count = max(1, min(workers or os.cpu_count() or 1, len(submissions)))
     (course_dir / "logs").mkdir(exist_ok=True)
@@ -534,6 +580,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, 
             if process.is_alive():
                 process.kill()
         progress.show(final=True)
+    phase("grade in parallel")
     # One writer: merge the shards, then bring their notebooks and feedback home.
     master_url = f"sqlite:///{course_dir / 'gradebook.db'}"
     for slot, shard in enumerate(shards):
@@ -547,6 +594,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, 
                         shutil.rmtree(target)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copytree(source, target)
+    phase("merge shards")
     return finished
 
 
@@ -573,6 +621,7 @@ def print_summary(report: dict):
         line = f"  {r['student']:<{width}}  {r['score']:5.1f} / {r['max_score']:4.1f}  {r['status']}"
         extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
         print(line + ("  -- " + "; ".join(extra) if extra else ""))
+    print("time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report["phases_seconds"].items()))
     print(f"grades: {report['grades_csv']}")
     print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")
     print(f"gradebook: {report['course_dir']}/gradebook.db (nbgrader formgrader and export work on it)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,21 +103,35 @@ def main():
     parser.add_argument("--submissions", type=int, default=24)
     parser.add_argument("--assignment", default="a1_softmax_additive")
     parser.add_argument("--workers", type=int, default=None, help="default: one per core")
-    parser.add_argument("--no-feedback", action="store_true", help="parallel run without feedback HTML")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="serial and parallel runs alternate this many times; medians are reported")
+    parser.add_argument("--no-feedback", action="store_true", help="parallel runs without feedback HTML")
     args = parser.parse_args()
-    cores = os.cpu_count()
+    n, cores = args.submissions, os.cpu_count()
+    what = "grade.py, parallel" + (", no feedback" if args.no_feedback else ", with feedback + CSV")
+    rates = {"serial": [], "parallel": []}
     with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as scratch:
         scratch = Path(scratch)
         inbox = scratch / "inbox"
-        make_submissions(args.assignment, args.submissions, inbox)
-        n = args.submissions
-        print(f"{n} submissions of {args.assignment} (half correct, half with a mistake), {cores} CPU cores")
-        t_serial = serial(args.assignment, inbox, scratch / "serial")
-        print(f"plain nbgrader autograde (serial):  {t_serial:7.1f} s  {60 * n / t_serial:6.1f} submissions/min")
-        t_parallel = parallel(args.assignment, inbox, scratch / "parallel", args.workers, not args.no_feedback)
-        what = "grade.py (parallel" + (", no feedback)" if args.no_feedback else ", with feedback + CSV)")
-        print(f"{what + ':':35s} {t_parallel:7.1f} s  {60 * n / t_parallel:6.1f} submissions/min")
-        print(f"ratio parallel / serial: {t_serial / t_parallel:.2f}x")
+        make_submissions(args.assignment, n, inbox)
+        print(f"{n} submissions of {args.assignment} (half correct, half with a mistake), "
+              f"{cores} CPU cores, load average {os.getloadavg()[0]:.1f}")
+        for round_ in range(args.rounds):
+            order = ["serial", "parallel"] if round_ % 2 == 0 else ["parallel", "serial"]
+            for kind in order:
+                course = scratch / f"{kind}-{round_}"
+                if kind == "serial":
+                    seconds = serial(args.assignment, inbox, course)
+                    label = "plain nbgrader autograde, serial"
+                else:
+                    seconds = parallel(args.assignment, inbox, course, args.workers, not args.no_feedback)
+                    label = what
+                rates[kind].append(60 * n / seconds)
+                print(f"  round {round_ + 1}: {label + ':':42s} {seconds:6.1f} s  "
+                      f"{rates[kind][-1]:6.1f} submissions/min")
+    serial_rate, parallel_rate = statistics.median(rates["serial"]), statistics.median(rates["parallel"])
+    print(f"median: serial {serial_rate:.1f}/min, parallel {parallel_rate:.1f}/min, "
+          f"ratio {parallel_rate / serial_rate:.2f}x (load average now {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

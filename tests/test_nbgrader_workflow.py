@@ -80,3 +80,7 @@ def test_grade_then_standard_nbgrader_commands(tmp_path):
               r"--FileNameCollector.named_regexp=.*/(?P<student_id>[a-z]+)_\d+_\d+_(?P<file_id>a4_position_norm\.ipynb)",
               course=course)
     assert (course / "submitted" / "smithjane" / A / f"{A}.ipynb").exists()
+
+
+def test_the_gradebook_schema_version_read_in_process_is_nbgraders():
+    assert grade.alembic_head() == grade.nbgraders_alembic_head()
