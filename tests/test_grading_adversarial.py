@@ -173,7 +173,7 @@ def _submissions(course):
 def report(tmp_path_factory):
     course = shared_root(tmp_path_factory) / "grading-adversarial" / "course"
     return graded_batch(tmp_path_factory, "adversarial", A, _submissions(course),
-                        limits={"cell_timeout": 10, "notebook_timeout": 90, "memory_mb": 1024})
+                        limits={"cell_timeout": 5, "notebook_timeout": 90, "memory_mb": 1024})
 
 
 def _total(report, student):
