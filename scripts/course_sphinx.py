@@ -84,6 +84,10 @@ def point_buttons_at_notebooks(app: Sphinx, pagename, templatename, context, doc
                                      "label": "download-notebook-button"}]
                 buttons.insert(0, notebook_buttons[0])
             notebook_buttons[0]["url"] = download_url
+            # A page written as a notebook (the exercises) would also offer its
+            # source, the same .ipynb a second time: one download is enough.
+            group["buttons"] = [b for b in buttons if b is notebook_buttons[0]
+                                or not str(b.get("url", "")).endswith(".ipynb")]
         elif group.get("label") == "launch-buttons":
             for button in group["buttons"]:
                 if button.get("text") in urls:
