@@ -147,3 +147,10 @@ def test_attention_mass_errors():
         attention_mass(np.ones((2, 10)) / 10, np.zeros((2, 4)), 32)
     with pytest.raises(ValueError, match="do not match"):
         attention_mass(np.ones((2, 3, 16)) / 16, np.zeros((2, 4)), 32)
+
+
+def test_describe_checks_its_input(data):
+    with pytest.raises(ValueError, match=r"boxes \(n, k, 4\)"):
+        describe(data.colours, data.kinds, data.boxes[:, :1])
+    with pytest.raises(ValueError, match="k = 2 or 3"):
+        describe(data.colours[:, :1], data.kinds[:, :1], data.boxes[:, :1])
