@@ -24,6 +24,7 @@ Modules, in reading order:
 * :mod:`attention_course.data` -- toy data sets, generated from a seed.
 * :mod:`attention_course.models` -- the Keras models the chapters train.
 * :mod:`attention_course.decoding` -- greedy decoding and beam search.
+* :mod:`attention_course.captioning` -- scoring captions of the shapes images.
 * :mod:`attention_course.plotting` -- attention heatmaps and curves.
 """
 

@@ -12,23 +12,29 @@ from .attention import scaled_dot_product_attention
 
 @dataclass
 class SelfAttentionWeights:
-    """The three projections of single-head self-attention.
+    """The projections of single-head self-attention.
 
     Attributes:
         W_query: ``(d_model, d_k)``
         W_key: ``(d_model, d_k)``
         W_value: ``(d_model, d_v)``
+        W_output: optional ``(d_v, d_out)``, applied to the attention's output.
+            The textbook formula has none; ``keras.layers.MultiHeadAttention``
+            always ends with one (see :meth:`from_keras`).
     """
 
     W_query: np.ndarray
     W_key: np.ndarray
     W_value: np.ndarray
+    W_output: np.ndarray | None = None
 
     def __post_init__(self):
-        for name in ("W_query", "W_key", "W_value"):
+        for name in ("W_query", "W_key", "W_value", "W_output"):
+            if getattr(self, name) is None:
+                continue
             w = as_float_array(getattr(self, name), name)
             if w.ndim != 2:
-                raise ValueError(f"{name} must have shape (d_model, d); got {w.shape}")
+                raise ValueError(f"{name} must have shape (d_in, d_out); got {w.shape}")
             setattr(self, name, w)
         d_model = self.W_query.shape[0]
         if self.W_key.shape[0] != d_model or self.W_value.shape[0] != d_model:
@@ -39,6 +45,38 @@ class SelfAttentionWeights:
             raise ValueError(
                 f"W_query and W_key must project to the same d_k; got {self.W_query.shape} "
                 f"and {self.W_key.shape}")
+        if self.W_output is not None and self.W_output.shape[0] != self.W_value.shape[1]:
+            raise ValueError(
+                f"W_output must read the d_v={self.W_value.shape[1]} features W_value makes; "
+                f"got {self.W_output.shape}")
+
+    @classmethod
+    def from_keras(cls, layer) -> "SelfAttentionWeights":
+        """The weights of a one-head ``keras.layers.MultiHeadAttention(use_bias=False)``.
+
+        Keras stores the head as its own axis: kernels ``(d_model, 1, d_k)`` for
+        the query and key, ``(d_model, 1, d_v)`` for the value and
+        ``(1, d_v, d_out)`` for the output projection.  With one head, dropping
+        that axis leaves the matrices of the formula, plus ``W_output``.
+        """
+        import keras
+
+        if not layer.built:
+            raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
+        if layer.num_heads != 1:
+            raise ValueError(f"self-attention has one head; this layer has {layer.num_heads} "
+                             "(use attention_course.multi_head for several)")
+        if layer.query_dense.bias is not None:
+            raise ValueError("the formula has no biases: build the layer with use_bias=False "
+                             "(attention_course.multi_head handles biases)")
+
+        def numpy(variable):
+            return keras.ops.convert_to_numpy(variable)
+
+        return cls(W_query=numpy(layer.query_dense.kernel)[:, 0],
+                   W_key=numpy(layer.key_dense.kernel)[:, 0],
+                   W_value=numpy(layer.value_dense.kernel)[:, 0],
+                   W_output=numpy(layer.output_dense.kernel)[0])
 
     @classmethod
     def random(cls, d_model: int, d_k: int, d_v: int | None = None, seed: int = 0,
@@ -59,12 +97,14 @@ def self_attention(x, weights: SelfAttentionWeights, mask=None):
 
     Args:
         x: ``(..., T, d_model)`` a sequence of token vectors.
-        weights: the three projections.
+        weights: the projections.
         mask: optional, broadcastable to ``(..., T, T)``; True = may attend.
 
     Returns:
-        ``output (..., T, d_v)`` and ``weights (..., T, T)``: row ``i`` says how
-        much token ``i`` draws on every token of the same sequence.
+        ``output (..., T, d_v)`` (``(..., T, d_out)`` when ``weights.W_output``
+        is set: the output is then multiplied by it) and ``weights (..., T, T)``:
+        row ``i`` says how much token ``i`` draws on every token of the same
+        sequence.
     """
     x = as_float_array(x, "x")
     require_ndim(x, "x", 2, "(..., T, d_model)")
@@ -75,4 +115,7 @@ def self_attention(x, weights: SelfAttentionWeights, mask=None):
     query = x @ weights.W_query
     key = x @ weights.W_key
     value = x @ weights.W_value
-    return scaled_dot_product_attention(query, key, value, mask=mask)
+    output, attention = scaled_dot_product_attention(query, key, value, mask=mask)
+    if weights.W_output is not None:
+        output = output @ weights.W_output
+    return output, attention

@@ -169,3 +169,41 @@ def test_inconsistent_weights_are_rejected():
     with pytest.raises(ValueError, match="query_bias must have shape"):
         MultiHeadAttentionWeights(w.query_kernel, w.key_kernel, w.value_kernel, w.output_kernel,
                                   query_bias=np.zeros((2, 5)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("key_dim, value_dim, use_bias", [(4, None, True), (3, 5, True), (4, None, False)])
+@pytest.mark.parametrize("call", ["key omitted", "key is value"])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding"])
+def test_self_attention_path_matches_keras(rng, call, key_dim, value_dim, use_bias, mask_kind, dtype):
+    """query is value (is key): the projections run as one fused matmul; same numbers as Keras."""
+    B, T, d = 3, 6, 12
+    x = rng.normal(size=(B, T, d)).astype(dtype)
+    layer = keras_mha(3, key_dim, value_dim, use_bias, dtype=dtype)
+    layer(x, x)
+    randomise(layer, rng)
+    kwargs = {}
+    if mask_kind == "causal":
+        kwargs["use_causal_mask"] = True
+    elif mask_kind == "padding":
+        keep = np.arange(T) < rng.integers(1, T + 1, size=B)[:, None]
+        kwargs["attention_mask"] = keep[:, None, :] & np.ones((B, T, 1), bool)
+    expected, expected_scores = layer(x, x, return_attention_scores=True, **kwargs)
+    weights = MultiHeadAttentionWeights.from_keras(layer)
+    out, scores = multi_head_attention(x, x, weights, key=None if call == "key omitted" else x, **kwargs)
+    np.testing.assert_allclose(scores, keras.ops.convert_to_numpy(expected_scores), **keras_tolerance(dtype))
+    np.testing.assert_allclose(out, keras.ops.convert_to_numpy(expected), **keras_tolerance(dtype))
+
+
+def test_fused_and_separate_projections_agree_with_partial_biases(rng):
+    """Some biases None, others not: the fused self-attention path treats a missing bias as zero."""
+    w = MultiHeadAttentionWeights.random(d_model=8, num_heads=2, key_dim=3, value_dim=5, seed=4,
+                                         dtype=np.float64)
+    w.key_bias = None
+    x = rng.normal(size=(2, 5, 8))
+    fused, fused_scores = multi_head_attention(x, x, w)             # query is value: fused path
+    separate, separate_scores = multi_head_attention(x, x.copy(), w)  # different objects: three matmuls
+    np.testing.assert_allclose(fused_scores, separate_scores, rtol=1e-12)
+    np.testing.assert_allclose(fused, separate, rtol=1e-12)
+    w.key_bias = np.zeros((2, 3))
+    np.testing.assert_allclose(multi_head_attention(x, x, w)[0], fused, rtol=1e-12)

@@ -146,9 +146,35 @@ def make_dataset(n: int, num_shapes: int = 2, image_size: int = 32, shape_size: 
         images = np.clip(images + rng.normal(scale=noise, size=images.shape), 0, 1)
     images = images.astype(np.float32)
 
+    boxes = np.stack([tops, lefts, tops + shape_size, lefts + shape_size], axis=-1).astype(np.int32)
+    captions, decoder_input, decoder_target, word_objects = describe(colours, kinds, boxes)
+    return ShapesData(images=images, captions=captions, decoder_input=decoder_input,
+                      decoder_target=decoder_target, word_objects=word_objects, boxes=boxes,
+                      colours=colours.astype(np.int32), kinds=kinds.astype(np.int32))
+
+
+def describe(colours, kinds, boxes) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The captions of images whose shapes are named in the given order.
+
+    Args:
+        colours, kinds: ``(n, k)`` indices into ``COLOURS`` and ``SHAPES``.
+        boxes: ``(n, k, 4)`` ``(top, left, bottom, right)``; the relation word
+            compares the first two shapes' positions.
+
+    Returns:
+        ``captions`` (text), ``decoder_input``, ``decoder_target`` and
+        ``word_objects``, ``(n, L)`` int32 as in :class:`ShapesData`.  Naming the
+        same shapes in another order (``colours[:, order]`` ...) gives another
+        caption that is just as true of the image.
+    """
+    colours, kinds, boxes = np.asarray(colours), np.asarray(kinds), np.asarray(boxes)
+    n, k = colours.shape
+    if kinds.shape != (n, k) or boxes.shape != (n, k, 4) or k not in (2, 3):
+        raise ValueError("need colours and kinds of shape (n, k) and boxes (n, k, 4), k = 2 or 3; "
+                         f"got {colours.shape}, {kinds.shape} and {boxes.shape}")
     # relation of shape 0 to shape 1, from their centres
-    dy = tops[:, 1] - tops[:, 0]
-    dx = lefts[:, 1] - lefts[:, 0]
+    dy = boxes[:, 1, 0] - boxes[:, 0, 0]
+    dx = boxes[:, 1, 1] - boxes[:, 0, 1]
     horizontal = np.abs(dx) >= np.abs(dy)
     relation = np.where(horizontal, np.where(dx > 0, 0, 1), np.where(dy > 0, 2, 3))
 
@@ -178,10 +204,7 @@ def make_dataset(n: int, num_shapes: int = 2, image_size: int = 32, shape_size: 
         decoder_input[i, : len(ids) + 1] = [start, *ids]
         decoder_target[i, : len(ids) + 1] = [*ids, end]
         word_objects[i, : len(ids)] = named
-    boxes = np.stack([tops, lefts, tops + shape_size, lefts + shape_size], axis=-1).astype(np.int32)
-    return ShapesData(images=images, captions=captions, decoder_input=decoder_input,
-                      decoder_target=decoder_target, word_objects=word_objects, boxes=boxes,
-                      colours=colours.astype(np.int32), kinds=kinds.astype(np.int32))
+    return captions, decoder_input, decoder_target, word_objects
 
 
 def make_splits(n_train: int = 4000, n_test: int = 500, seed: int = 0,

@@ -1,0 +1,122 @@
+"""Measuring what attention heads do.
+
+Everything here reads attention weights of shape ``(..., T_q, T_k)`` -- for a
+multi-head layer ``(B, N, T_q, T_k)``, as :func:`attention_course.multi_head.multi_head_attention`
+returns them -- and gives one number per query (or per pair of heads), to be
+averaged as the question asks:
+
+* :func:`attention_entropy` -- how spread out a query's attention is
+  (0 nats: all on one key; ``log T_k``: uniform);
+* :func:`mean_offset` -- where a query looks, relative to itself
+  (-1: on average one position back);
+* :func:`weight_at_offset` / :func:`weight_on_positions` -- how much weight
+  goes to one relative or absolute position;
+* :func:`head_similarity` -- how alike two heads' attention maps are;
+* :func:`ablate_heads` -- a copy of a layer's weights with some heads switched
+  off, to measure what the model loses without them (Michel et al., 2019;
+  Voita et al., 2019).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import numpy as np
+
+from ._checks import as_float_array, require_ndim
+from .multi_head import MultiHeadAttentionWeights
+
+
+def _weights(weights, min_ndim: int = 2, layout: str = "(..., T_q, T_k)") -> np.ndarray:
+    weights = as_float_array(weights, "weights")
+    require_ndim(weights, "weights", min_ndim, layout)
+    return weights
+
+
+def attention_entropy(weights) -> np.ndarray:
+    """``(..., T_q, T_k)`` -> ``(..., T_q)``: the entropy ``-sum_j a_ij log a_ij`` of each row, in nats.
+
+    Zero weights contribute 0 (the limit of ``a log a``), so a fully masked
+    (all-zero) row has entropy 0.
+    """
+    weights = _weights(weights)
+    safe = np.where(weights > 0, weights, 1.0)  # log(1) = 0 where the weight is 0
+    return -(weights * np.log(safe)).sum(axis=-1)
+
+
+def mean_offset(weights) -> np.ndarray:
+    """``(..., T_q, T_k)`` -> ``(..., T_q)``: ``sum_j a_ij (j - i)``, where query ``i`` looks on average.
+
+    Negative: to earlier positions (-1 = the previous token), positive: to
+    later ones.  Self-attention only: query ``i`` and key ``i`` are the same
+    position.
+    """
+    weights = _weights(weights)
+    T_q, T_k = weights.shape[-2:]
+    offsets = np.arange(T_k)[None, :] - np.arange(T_q)[:, None]  # (T_q, T_k): j - i
+    return (weights * offsets).sum(axis=-1)
+
+
+def weight_at_offset(weights, offset: int) -> np.ndarray:
+    """``(..., T_q, T_k)`` -> ``(..., T_q)``: the weight query ``i`` puts on key ``i + offset``.
+
+    Zero for queries whose key ``i + offset`` lies outside the sequence.
+    """
+    weights = _weights(weights)
+    T_q, T_k = weights.shape[-2:]
+    i = np.arange(T_q)
+    j = i + offset
+    inside = (j >= 0) & (j < T_k)
+    picked = weights[..., i, np.clip(j, 0, T_k - 1)]
+    return np.where(inside, picked, 0.0)
+
+
+def weight_on_positions(weights, positions) -> np.ndarray:
+    """``(B, ..., T_q, T_k)``, ``positions (B,)`` -> ``(B, ..., T_q)``: weight on key ``positions[b]``.
+
+    For a question like "how much does every query look at the marker?", when
+    the marker sits at a different position in every sequence of the batch.
+    """
+    weights = _weights(weights, 3, "(B, ..., T_q, T_k)")
+    positions = np.asarray(positions)
+    if positions.shape != weights.shape[:1] or not np.issubdtype(positions.dtype, np.integer):
+        raise ValueError(f"positions must be integers of shape (B,) = ({weights.shape[0]},); "
+                         f"got {positions.dtype} {positions.shape}")
+    if (positions < 0).any() or (positions >= weights.shape[-1]).any():
+        raise ValueError(f"positions must lie in [0, {weights.shape[-1]}); got {positions.tolist()}")
+    index = positions.reshape(-1, *[1] * (weights.ndim - 1))  # (B, 1, ..., 1)
+    return np.take_along_axis(weights, index, axis=-1)[..., 0]
+
+
+def head_similarity(weights) -> np.ndarray:
+    """``(B, N, T_q, T_k)`` -> ``(N, N)``: mean cosine similarity of the heads' attention maps.
+
+    Each head's map for one sequence is flattened to a vector of ``T_q * T_k``
+    weights; entry ``(g, h)`` is the cosine of the angle between head ``g``'s
+    and head ``h``'s vectors, averaged over the batch.  1: the two heads attend
+    identically (up to scale); near 0: they look at different places.
+    """
+    weights = _weights(weights, 4, "(B, N, T_q, T_k)")
+    if weights.ndim != 4:
+        raise ValueError(f"weights must have shape (B, N, T_q, T_k); got {weights.shape}")
+    flat = weights.reshape(*weights.shape[:2], -1)                       # (B, N, T_q*T_k)
+    norms = np.linalg.norm(flat, axis=-1, keepdims=True)
+    unit = np.divide(flat, norms, out=np.zeros_like(flat), where=norms > 0)
+    return (unit @ unit.swapaxes(1, 2)).mean(axis=0)                     # (N, N)
+
+
+def ablate_heads(weights: MultiHeadAttentionWeights, heads: Iterable[int]) -> MultiHeadAttentionWeights:
+    """A copy of ``weights`` in which the given heads contribute nothing to the layer's output.
+
+    The layer's output is ``sum_h head_h @ output_kernel[h] + output_bias``, so
+    zeroing ``output_kernel[h]`` removes head ``h`` exactly and leaves every
+    other head (and the bias) untouched.  The heads' attention weights are
+    still computed; only their contribution is dropped.
+    """
+    heads = sorted({int(h) for h in heads})
+    if any(not 0 <= h < weights.num_heads for h in heads):
+        raise ValueError(f"heads must lie in [0, {weights.num_heads}); got {heads}")
+    output_kernel = weights.output_kernel.copy()
+    output_kernel[heads] = 0.0
+    return dataclasses.replace(weights, output_kernel=output_kernel)

@@ -1,0 +1,53 @@
+"""Generate the student notebooks in ``exercises/`` from the sources in ``solutions/``.
+
+    python autograder/exercises.py            # rewrite exercises/ (then commit it)
+
+This is ``nbgrader generate_assignment`` for every assignment, run in a scratch
+course directory so that no gradebook is touched; ``tests/test_exercises.py``
+runs the same function and fails when ``exercises/`` is out of date.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+
+
+def assignments() -> list[str]:
+    return sorted(p.name for p in SOLUTIONS.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def generate(destination: Path, names: list[str] | None = None) -> list[Path]:
+    """Release ``names`` (default: all) into ``destination``; returns the notebooks written."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from autograder.grade import load_config, make_api, use_fast_alembic_head
+
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    destination = Path(destination).resolve()
+    with tempfile.TemporaryDirectory(prefix="release-") as scratch:
+        config = load_config(Path(scratch), {})
+        use_fast_alembic_head()
+        config.CourseDirectory.release_directory = str(destination)
+        api = make_api(config, Path(scratch))
+        for name in names or assignments():
+            result = api.generate_assignment(name, force=True, create=True)
+            if not result["success"]:
+                raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{result.get('log')}"
+                                   f"\n{result.get('error')}")
+    return sorted(destination.glob("*/*.ipynb"))
+
+
+if __name__ == "__main__":
+    if EXERCISES.exists():
+        shutil.rmtree(EXERCISES)
+    for path in generate(EXERCISES, sys.argv[1:] or None):
+        print(path.relative_to(ROOT))

@@ -1,0 +1,524 @@
+"""nbgrader preprocessors that make autograding bounded, fair and hard to fool.
+
+``autograder/nbgrader_config.py`` puts them into nbgrader's own pipeline, so
+plain ``nbgrader autograde`` and ``nbgrader generate_feedback`` use them too:
+
+* :class:`BoundedExecute` (replaces nbgrader's ``Execute``): every notebook runs
+  in the sandboxed kernel (:mod:`autograder.sandbox`) under a wall-clock limit for
+  the *whole* notebook, a per-cell limit and an output cap.  A kernel that dies
+  (``os._exit``, memory) or stops answering is restarted, the earlier cells are
+  replayed, and grading goes on: the student loses the cell that killed it, and
+  every cell that could not run gets an explicit error, never silent full marks.
+* :class:`ScoreWithoutStderr`: nbgrader scores a test cell with *any* stderr
+  output as 0; a NumPy or TensorFlow warning must not zero a correct answer.
+  Also turns an ``execute_result`` in a test cell into plain display output, so
+  no submission can forge nbgrader's "partial credit" value.
+* :class:`CleanRecheck`: every test that passed inside the notebook is run again
+  with the student's code in a separate sandboxed process and the test code in
+  the grader (:mod:`autograder.recheck`); a test that only passes inside the
+  notebook fails, and the submission is flagged for review.
+* :class:`HideHiddenTestDetails` (feedback): hidden tests' tracebacks are cut to
+  their last line, so feedback does not quote hidden test code.
+
+Everything that happens to a submission (timeouts, kernel deaths, flags) is
+written next to the autograded notebook as ``.grading-report-<notebook>.json``
+and summarised in a "Grading notes" cell at the top of it, so it shows in the
+formgrader and in the student's feedback.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import copy
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from queue import Empty
+from time import monotonic
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.client import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from traitlets import Bool, Integer, List, Unicode, default
+from traitlets.config import LoggingConfigurable
+
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+
+from . import recheck, sandbox
+
+KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
+HIDDEN_BEGIN = "BEGIN HIDDEN TESTS"
+
+
+class GradingLimits(LoggingConfigurable):
+    """The limits every submission runs under (``c.GradingLimits.*`` in the config)."""
+
+    cell_timeout = Integer(30, help="Seconds one cell may run.").tag(config=True)
+    notebook_timeout = Integer(300, help="Seconds the whole notebook may run.").tag(config=True)
+    memory_mb = Integer(2048, help="Address space of the student's processes, MiB.").tag(config=True)
+    max_output_bytes = Integer(1_000_000, help="Output kept per notebook.").tag(config=True)
+    flood_bytes = Integer(20_000_000, help="Output after which a cell is interrupted.").tag(config=True)
+    max_restarts = Integer(3, help="Kernel restarts per notebook.").tag(config=True)
+
+    def sandbox_limits(self, wall_seconds: float) -> dict:
+        return {"memory_mb": self.memory_mb, "cpu_seconds": self.notebook_timeout + 30,
+                "wall_seconds": int(wall_seconds) + 15}
+
+
+def grading_report(resources: dict) -> dict:
+    return resources.setdefault("grading", {"events": [], "flags": [], "sandbox": sandbox.describe()})
+
+
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
+                        traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
+
+
+def _grade_id(cell) -> str:
+    return cell.metadata.get("nbgrader", {}).get("grade_id", "")
+
+
+def _is_test(cell) -> bool:
+    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+# ---------------------------------------------------------------------------
+# Sanitizing
+# ---------------------------------------------------------------------------
+
+class ForgetUnknownCells(NbGraderPreprocessor):
+    """Cells whose nbgrader id is not the assignment's lose their nbgrader metadata.
+
+    A submission may rename cell ids.  nbgrader then drops the id but keeps the
+    rest of the metadata, and restoring deleted tests
+    (``OverwriteCells.add_missing_cells``) trips over the id-less cell.  Here the
+    cell simply becomes an ordinary cell of the student's (its code still runs),
+    and the real test cells come back as missing ones.
+    """
+
+    def preprocess(self, nb, resources):
+        names = resources["nbgrader"]
+        with Gradebook(names["db_url"]) as gb:
+            known = {c.name for c in gb.find_notebook(names["notebook"], names["assignment"]).source_cells}
+        renamed = []
+        for cell in nb.cells:
+            info = cell.metadata.get("nbgrader")
+            if info is not None and info.get("grade_id") not in known:
+                renamed.append(str(info.get("grade_id")))
+                del cell.metadata["nbgrader"]
+        if renamed:
+            nb.metadata.setdefault("grading_notes", []).append(
+                f"cells with unknown nbgrader ids were treated as the student's own: {', '.join(renamed[:8])}")
+        return nb, resources
+
+
+# ---------------------------------------------------------------------------
+# Execution
+# ---------------------------------------------------------------------------
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Unresponsive(Exception):
+    pass
+
+
+class BoundedExecute(Execute):
+    """nbgrader's ``Execute``, in the sandbox, with limits that hold for the whole notebook."""
+
+    sandbox_kernel = Unicode(
+        "attention-sandbox",
+        help="Kernel that runs every submission (from autograder/kernels/); '' = the notebook's own, "
+             "without any sandbox.").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limits = GradingLimits(parent=self)
+        self.shutdown_kernel = "immediate"   # nothing to flush; do not wait for a polite exit
+
+    # -- the kernel -----------------------------------------------------------
+
+    def create_kernel_manager(self):
+        if not self.sandbox_kernel:
+            return super().create_kernel_manager()
+        self._ipc_dir = tempfile.mkdtemp(prefix="ag-ipc-")
+        self.km = self.kernel_manager_class(
+            kernel_name=self.sandbox_kernel, transport="ipc", ip=os.path.join(self._ipc_dir, "k"),
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[KERNELS_DIR]), config=self.config)
+        return self.km
+
+    async def async_start_new_kernel(self, **kwargs):
+        env = dict(os.environ)
+        remaining = max(1.0, self._deadline - monotonic())
+        for key, value in self.limits.sandbox_limits(remaining).items():
+            env[f"{sandbox.ENV_PREFIX}_{key.upper()}"] = str(value)
+        env.pop("JPY_PARENT_PID", None)
+        kwargs["env"] = env
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    def _forget_kernel_files(self):
+        directory = getattr(self, "_ipc_dir", None)
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+            self._ipc_dir = None
+
+    # -- limits ---------------------------------------------------------------
+
+    def _get_timeout(self, cell):
+        remaining = self._deadline - monotonic()
+        timeout = max(1, int(min(self.limits.cell_timeout, remaining)))
+        self.error_on_timeout = {
+            "ename": "TimeLimitError",
+            "evalue": f"this cell ran for more than {timeout} s and was interrupted "
+                      f"(limits: {self.limits.cell_timeout} s per cell, "
+                      f"{self.limits.notebook_timeout} s per notebook)",
+            "traceback": [f"TimeLimitError: this cell ran for more than {timeout} s and was interrupted"],
+        }
+        return timeout
+
+    def process_message(self, msg, cell, cell_index):
+        msg_type = msg["msg_type"]
+        if msg_type in ("stream", "display_data", "execute_result", "update_display_data") \
+                or msg_type.startswith("comm"):
+            size = _approx_size(msg)
+            self._cell_bytes += size
+            if self._cell_bytes > self.limits.flood_bytes and not self._flood_interrupted:
+                self._flood_interrupted = True
+                self._event(cell_index, "output_flood",
+                            f"more than {self.limits.flood_bytes // 10**6} MB of output: interrupted")
+                asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))
+            if self._kept_bytes + size > self.limits.max_output_bytes:
+                if not self._truncation_noted:
+                    self._truncation_noted = True
+                    cell.outputs.append(NotebookNode(
+                        output_type="stream", name="stdout",
+                        text=f"\n[output truncated: the notebook may keep at most "
+                             f"{self.limits.max_output_bytes // 1000} kB of output]\n"))
+                return None
+            self._kept_bytes += size
+        return super().process_message(msg, cell, cell_index)
+
+    async def _async_responsive(self, timeout: float = 5.0) -> bool:
+        msg_id = self.kc.kernel_info()
+        deadline = monotonic() + timeout
+        while True:
+            remaining = deadline - monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=remaining))
+            except Empty:
+                return False
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return True
+
+    responsive = run_sync(_async_responsive)
+
+    # -- bookkeeping ----------------------------------------------------------
+
+    def _event(self, index, kind, message):
+        cell = self.nb.cells[index] if index is not None else None
+        grading_report(self.resources)["events"].append({
+            "cell": index, "grade_id": _grade_id(cell) if cell is not None else "",
+            "kind": kind, "message": message})
+
+    def _start_cell(self, index):
+        self._current = index
+        self._cell_bytes = 0
+        self._flood_interrupted = False
+        self._truncation_noted = False
+
+    # -- the notebook ---------------------------------------------------------
+
+    def preprocess(self, nb, resources=None, km=None):
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self.resources = self.resources if self.resources is not None else {}
+        grading_report(self.resources)
+        self._deadline = monotonic() + self.limits.notebook_timeout
+        self._kept_bytes = 0
+        self._start_cell(None)
+        pending = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+        done: list[int] = []
+        no_replay: set[int] = set()
+        restarts = 0
+        while pending:
+            self._current = None
+            try:
+                with self.setup_kernel():
+                    info = self.wait_for_reply(self.kc.kernel_info())
+                    self.nb.metadata["language_info"] = info["content"]["language_info"]
+                    if restarts:
+                        self._replay([i for i in done if i not in no_replay])
+                    while pending:
+                        index = pending[0]
+                        if self._deadline - monotonic() < 1:
+                            raise _OutOfTime
+                        self._start_cell(index)
+                        self.preprocess_cell(self.nb.cells[index], self.resources, index)
+                        pending.pop(0)
+                        done.append(index)
+                        self._current = None
+                        if _has_error(self.nb.cells[index], "TimeLimitError"):
+                            no_replay.add(index)
+                            self._event(index, "cell_timeout", "the cell reached its time limit")
+                            if not self.responsive():
+                                raise _Unresponsive
+            except (DeadKernelError, CellTimeoutError, _Unresponsive) as error:
+                restarts += 1
+                index = self._current
+                hung = isinstance(error, (CellTimeoutError, _Unresponsive))
+                if index is not None and pending and pending[0] == index:
+                    pending.pop(0)
+                    done.append(index)
+                    no_replay.add(index)
+                    if hung:
+                        ename, kind, why = (
+                            "TimeLimitError", "kernel_unresponsive",
+                            f"this cell ran for more than {self.limits.cell_timeout} s and did not stop "
+                            "when interrupted")
+                    else:
+                        ename, kind, why = (
+                            "KernelDied", "kernel_died",
+                            "the Python process running the notebook died while running this cell (it "
+                            f"exceeded the memory limit of {self.limits.memory_mb} MiB, was killed, or exited)")
+                    self.nb.cells[index].outputs.append(error_output(
+                        ename, f"{why}. The kernel was restarted and the cells before this one were run "
+                               "again; later cells ran in the new kernel."))
+                    self._event(index, kind, why)
+                elif hung:
+                    self._event(done[-1] if done else None, "kernel_unresponsive",
+                                "the kernel did not recover from an interrupt and was restarted")
+                else:
+                    self._event(None, "kernel_died", "the kernel died between cells")
+                if restarts > self.limits.max_restarts:
+                    self._mark_not_run(pending, f"the kernel died {restarts} times; grading stopped")
+                    pending = []
+            except _OutOfTime:
+                self._mark_not_run(pending, f"the notebook reached its time limit of "
+                                            f"{self.limits.notebook_timeout} s before this cell ran")
+                pending = []
+            finally:
+                self._forget_kernel_files()
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def _replay(self, indices):
+        """Run earlier cells again in a fresh kernel, for their definitions; keep the old outputs."""
+        for index in indices:
+            if self._deadline - monotonic() < 1:
+                raise _OutOfTime
+            original = self.nb.cells[index]
+            self._start_cell(None)
+            self._kept_bytes, kept = 0, self._kept_bytes
+            try:
+                self.execute_cell(copy.deepcopy(original), index, store_history=False)
+            finally:
+                self.nb.cells[index] = original
+                self._kept_bytes = kept
+
+    def _mark_not_run(self, indices, why):
+        for index in indices:
+            self.nb.cells[index].outputs = [error_output("NotRun", why)]
+        if indices:
+            self._event(indices[0], "not_run", f"{len(indices)} cells did not run: {why}")
+
+
+def _has_error(cell, ename) -> bool:
+    return any(o.get("output_type") == "error" and o.get("ename") == ename for o in cell.get("outputs", []))
+
+
+def _approx_size(msg) -> int:
+    content = msg.get("content", {})
+    if msg["msg_type"] == "stream":
+        return len(content.get("text", ""))
+    data = content.get("data") or {}
+    if isinstance(data, dict):
+        return 100 + sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
+    return 100 + len(str(data))
+
+
+# ---------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------
+
+class ScoreWithoutStderr(NbGraderPreprocessor):
+    """In test cells, stderr is shown but not counted as failure; execute results are not scores."""
+
+    allow_partial_credit = Bool(
+        False, help="Let a test cell's last value be read as a partial score (nbgrader's feature). "
+                    "Off: a submission could forge it.").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if not _is_test(cell):
+            return cell, resources
+        outputs = []
+        for output in cell.outputs:
+            if output.output_type == "stream" and output.name == "stderr":
+                output = NotebookNode(output_type="stream", name="stdout",
+                                      text="[stderr, not counted as a failure]\n" + output.text)
+            elif output.output_type == "execute_result" and not self.allow_partial_credit:
+                output = NotebookNode(output_type="display_data", data=output.get("data", {}),
+                                      metadata=output.get("metadata", {}))
+            outputs.append(output)
+        cell.outputs = outputs
+        return cell, resources
+
+
+# Things a solution has no business doing: replacing test helpers, hooking IPython,
+# leaving the process.  Matching one flags the submission for review (no points change).
+TAMPERING_PATTERNS = [
+    (r"\b(np|numpy)\s*\.\s*testing\s*\.\s*\w+\s*=(?!=)", "replaces a numpy.testing function"),
+    (r"\b(np|numpy)\s*\.\s*(allclose|isclose|array_equal|all|any|abs|max)\s*=(?!=)", "replaces a NumPy function"),
+    (r"\bbuiltins\b|__builtins__", "touches Python's builtins"),
+    (r"\.events\s*\.\s*register|input_transformers|ast_transformers|set_custom_exc|showtraceback"
+     r"|\brun_cell\s*=|\.displayhook|sys\s*\.\s*(excepthook|settrace|setprofile|modules)",
+     "hooks into IPython or the interpreter"),
+    (r"\bAssertionError\s*=(?!=)|\bassert_\w+\s*=(?!=)|\bcheck_\w+\s*=(?!=)", "replaces a test helper"),
+    (r"\bos\s*\.\s*(_exit|kill|fork|setsid)\b|\bsignal\s*\.\s*(signal|alarm|setitimer)\b|\bctypes\b",
+     "controls processes or signals"),
+    (r"gradebook|\.\./\.\.|/submitted/|/autograded/|/solutions/", "refers to grading files"),
+]
+
+
+class CleanRecheck(NbGraderPreprocessor):
+    """Tests that pass inside the notebook must also pass with the student's code in a clean process."""
+
+    patterns = List(help="(regex, reason) pairs that flag a submission for review.").tag(config=True)
+
+    @default("patterns")
+    def _patterns_default(self):
+        return TAMPERING_PATTERNS
+
+    def preprocess(self, nb, resources):
+        report = grading_report(resources)
+        report["flags"] += nb.metadata.pop("grading_notes", [])
+        self.limits = GradingLimits(parent=self)
+        names = resources["nbgrader"]
+        with Gradebook(names["db_url"]) as gb:
+            source_nb = gb.find_notebook(names["notebook"], names["assignment"])
+            sources = {cell.name: cell for cell in source_nb.source_cells}
+            tests = {cell.name for cell in source_nb.grade_cells} - {c.name for c in source_nb.solution_cells}
+            solutions = [sources[c.name].source for c in source_nb.solution_cells
+                         if c.name in sources and sources[c.name].cell_type == "code"]
+            cells = self._classify(nb, sources, tests)
+        api = sorted(_defined_names(solutions))
+        student_code = "\n".join(c.source for c in cells if c.kind == "student")
+        for pattern, reason in self.patterns:
+            match = re.search(pattern, student_code)
+            if match:
+                report["flags"].append(f"the code {reason} ({match.group(0).strip()!r})")
+        passed = {c.index for c in cells if c.kind == "test" and not utils.has_failed(nb.cells[c.index])}
+        if passed:
+            workdir = resources.get("metadata", {}).get("path") or os.getcwd()
+            slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
+            verdicts = recheck.rerun(
+                cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
+                slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
+                notebook_timeout=self.limits.notebook_timeout)
+            for index, reason in sorted(verdicts.failures.items()):
+                cell = nb.cells[index]
+                cell.outputs.insert(0, error_output(
+                    "CleanRerunFailed",
+                    "this test passed inside the notebook but FAILED when re-run with your code in a "
+                    f"separate, clean process, so it scores 0 ({reason})"))
+                report["flags"].append(f"test {_grade_id(cell)!r} passes only inside the notebook: {reason}")
+            report["recheck_seconds"] = round(verdicts.seconds, 2)
+            for index, what in verdicts.events:
+                report["events"].append({"cell": index, "grade_id": _grade_id(nb.cells[index]),
+                                         "kind": "clean_rerun", "message": what})
+        self._write_report(nb, resources, report)
+        if report["flags"]:
+            self._flag(resources)
+        return nb, resources
+
+    @staticmethod
+    def _classify(nb, sources, tests) -> list:
+        """Instructor cells are trusted only if their source is exactly the gradebook's."""
+        cells = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            grade_id = _grade_id(cell)
+            source_cell = sources.get(grade_id)
+            if grade_id in tests and _is_test(cell) and source_cell is not None:
+                cells.append(recheck.Cell(index, "test", source_cell.source, grade_id))
+            elif (source_cell is not None and source_cell.locked and not utils.is_solution(cell)
+                  and not utils.is_grade(cell) and cell.source == source_cell.source):
+                cells.append(recheck.Cell(index, "setup", source_cell.source, grade_id))
+            else:
+                cells.append(recheck.Cell(index, "student", cell.source, grade_id or f"cell {index}"))
+        return cells
+
+    def _write_report(self, nb, resources, report):
+        path = resources.get("metadata", {}).get("path")
+        if path:
+            name = resources["nbgrader"]["notebook"]
+            Path(path, f".grading-report-{name}.json").write_text(json.dumps(report, indent=1))
+        lines = []
+        for event in report["events"]:
+            where = f"cell `{event['grade_id']}`" if event.get("grade_id") else (
+                f"cell {event['cell']}" if event.get("cell") is not None else "the notebook")
+            lines.append(f"- {where}: {event['message']}")
+        lines += [f"- flagged for review: {flag}" for flag in report["flags"]]
+        if lines:
+            nb.cells.insert(0, NotebookNode(
+                cell_type="markdown", metadata={"grading_notes": True},
+                source="**Grading notes** (added by the autograder)\n\n" + "\n".join(lines)))
+
+    def _flag(self, resources):
+        names = resources["nbgrader"]
+        try:
+            with Gradebook(names["db_url"]) as gb:
+                submission = gb.find_submission_notebook(names["notebook"], names["assignment"],
+                                                         names["student"])
+                submission.flagged = True
+                gb.db.commit()
+        except MissingEntry:
+            pass
+
+
+def _defined_names(sources) -> set[str]:
+    """Top-level names the instructor's solution cells define: the assignment's API."""
+    names = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return {n for n in names if not n.startswith("__")}
+
+
+# ---------------------------------------------------------------------------
+# Feedback
+# ---------------------------------------------------------------------------
+
+class HideHiddenTestDetails(NbGraderPreprocessor):
+    """In cells with hidden tests, show only the last line of an error, not the traceback."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    output.traceback = [f"\x1b[0;31m{output.ename}\x1b[0m: {output.evalue}",
+                                        "(the traceback of hidden tests is not shown)"]
+        return cell, resources

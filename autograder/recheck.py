@@ -1,0 +1,404 @@
+"""The clean re-run: the tests run in the grader, the student's code in a sandbox.
+
+Inside a notebook, the student's code and the tests share one Python process,
+so the student's code can switch the tests off: replace
+``np.testing.assert_allclose``, register an IPython hook that rewrites the next
+cell, make ``run_cell`` report success.  No test written *inside* that process
+can be trusted.
+
+The clean re-run splits the two apart:
+
+* the student's cells run in a fresh, sandboxed Python process
+  (:mod:`autograder.recheck_child`), which only ever *answers calls*;
+* the setup and test cells run here, in the grader, against
+  :class:`Remote` stand-ins for the functions the assignment asks for.  A call
+  sends the arguments (plain data) over a pipe and brings back the result
+  (plain data); the assertions that judge it never leave the grader.
+
+So whatever the student's code does to its own process, the only thing it
+controls is what its functions return, which is exactly what is being graded.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import sandbox
+from .recheck_child import MAX_FRAME, decode, encode, pack, unpack
+
+CHILD_SOURCE = (Path(__file__).with_name("recheck_child.py")).read_text()
+
+
+class StudentProcessError(Exception):
+    """The student's process died, hung or broke the protocol."""
+
+
+class StudentTimeout(StudentProcessError, TimeoutError):
+    pass
+
+
+class _Deadline(Exception):
+    pass
+
+
+def _exception_from(info: dict) -> BaseException:
+    """Rebuild the student's exception as a built-in type the tests can catch."""
+    if info["type"] == "KeyboardInterrupt":
+        return StudentTimeout("interrupted: the time limit was reached")
+    for name in info.get("mro", []):
+        cls = getattr(builtins, name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            try:
+                return cls(info["message"])
+            except TypeError:
+                break
+    return RuntimeError(f"{info['type']}: {info['message']}")
+
+
+class Remote:
+    """Something that lives in the student's process: a function, a class, an object."""
+
+    __slots__ = ("_process", "_key", "_label", "_generation")
+
+    def __init__(self, process: "StudentProcess", key: int, label: str):
+        object.__setattr__(self, "_process", process)
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_generation", process.generation)
+
+    def __call__(self, *args, **kwargs):
+        return self._process.request("call", self, args=args, kwargs=kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._process.request("getattr", self, name=name)
+
+    def __repr__(self):
+        return f"<{self._label} (in the student's process)>"
+
+
+@dataclass
+class StudentProcess:
+    """One sandboxed Python process holding the student's code."""
+
+    workdir: str
+    limits: dict
+    slot: int | None = None
+    generation: int = 0
+    history: list = field(default_factory=list)   # cell sources to replay after a restart
+    killers: list = field(default_factory=list)   # cells that killed the process
+    events: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.proc = None
+        self._buffer = bytearray()
+        self._callbacks: dict[int, object] = {}
+        self.call_deadline = 0.0   # set by the caller before a test cell runs
+
+    # -- life cycle ---------------------------------------------------------
+
+    def start(self):
+        self.generation += 1
+        argv = [sys.executable, "-I", "-c", CHILD_SOURCE]
+        cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot)
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, start_new_session=True)
+        self._buffer = bytearray()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(Exception):
+                stream.close()
+        self.proc = None
+
+    def close(self):
+        self.kill()
+
+    def stderr_tail(self) -> str:
+        with contextlib.suppress(Exception):
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 2000))
+            return self._stderr.read().decode(errors="replace")
+        return ""
+
+    def ensure(self, deadline: float):
+        """A live process with every earlier cell replayed (except those that killed it)."""
+        if self.alive():
+            return
+        restarted = self.proc is not None or self.generation > 0
+        self.kill()
+        self.start()
+        if restarted:
+            for source in self.history:
+                self._run(source, deadline)
+
+    # -- wire ---------------------------------------------------------------
+
+    def _write(self, payload: bytes, deadline: float):
+        data = memoryview(struct.pack("<Q", len(payload)) + payload)
+        fd = self.proc.stdin.fileno()
+        while data:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Deadline
+            _, writable, _ = select.select([], [fd], [], remaining)
+            if writable:
+                try:
+                    data = data[os.write(fd, data[:65536]):]
+                except (BrokenPipeError, OSError):
+                    raise StudentProcessError("the student's process stopped reading") from None
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while len(self._buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Deadline
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if readable:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise StudentProcessError("the student's process died")
+                self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def _receive(self, deadline: float):
+        (size,) = struct.unpack("<Q", self._read(8, deadline))
+        if size > MAX_FRAME:
+            raise StudentProcessError(f"the student's process sent {size} bytes; the limit is {MAX_FRAME}")
+        try:
+            return unpack(self._read(size, deadline))
+        except (ValueError, KeyError, struct.error) as error:
+            raise StudentProcessError(f"malformed reply from the student's process: {error}") from None
+
+    def _exchange(self, header: dict, arrays: list, deadline: float):
+        """Send a request, serve callbacks, return the reply; interrupt, then kill, at the deadline."""
+        interrupted = False
+        try:
+            self._write(pack(header, arrays), deadline)
+        except _Deadline:
+            self.kill()
+            raise StudentTimeout("the student's process did not accept a request in time") from None
+        while True:
+            try:
+                reply, reply_arrays = self._receive(deadline)
+            except _Deadline:
+                if interrupted:
+                    self.kill()
+                    raise StudentTimeout("the student's code did not stop after an interrupt; "
+                                         "its process was killed") from None
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, signal.SIGINT)
+                interrupted = True
+                deadline = time.monotonic() + 3
+                continue
+            if reply.get("op") == "callback":
+                self._serve_callback(reply, reply_arrays, deadline)
+                continue
+            if interrupted:
+                raise StudentTimeout("the time limit was reached; the student's code was interrupted")
+            return reply, reply_arrays
+
+    def _serve_callback(self, header, arrays, deadline):
+        function = self._callbacks.get(header["id"])
+        try:
+            args = decode(header["args"], arrays, self._remote, None)
+            kwargs = decode(header["kwargs"], arrays, self._remote, None)
+            value = function(*args, **kwargs)
+            out: list = []
+            reply = {"op": "return", "value": encode(value, out, self._refuse, self._as_callback)}
+        except Exception as error:  # the grader's own function failed: tell the student's side
+            out, reply = [], {"op": "raise", "error": {"type": type(error).__name__, "mro": [],
+                                                       "message": str(error)[:500]}}
+        self._write(pack(reply, out), deadline)
+
+    # -- encoding helpers ---------------------------------------------------
+
+    def _remote(self, key):
+        return Remote(self, key, "object")
+
+    def _as_callback(self, function):
+        self._callbacks[id(function)] = function
+        return {"__callback__": id(function)}
+
+    def _as_reference(self, value):
+        if isinstance(value, Remote):
+            if value._generation != self.generation:
+                raise StudentProcessError("the student's process was restarted; this object is gone")
+            return {"__handle__": value._key}
+        raise TypeError(f"cannot send a {type(value).__name__} to the student's process")
+
+    @staticmethod
+    def _refuse(value):
+        raise TypeError(f"cannot send a {type(value).__name__} to the student's process")
+
+    # -- operations ---------------------------------------------------------
+
+    def _run(self, source: str, deadline: float) -> dict:
+        reply, _ = self._exchange({"op": "run", "source": source}, [], deadline)
+        if reply.get("op") != "done":
+            raise StudentProcessError("unexpected reply from the student's process")
+        return reply
+
+    def run_cell(self, source: str, index: int, timeout: float, deadline: float) -> dict:
+        """Run one of the student's (or the setup) cells; remember it for replays."""
+        cell_deadline = min(deadline, time.monotonic() + timeout)
+        try:
+            self.ensure(deadline)
+            reply = self._run(source, cell_deadline)
+        except StudentTimeout as error:
+            self.events.append((index, f"timeout: {error}"))
+            if not self.alive():
+                self.killers.append(index)
+            return {"ok": False}
+        except StudentProcessError as error:
+            self.events.append((index, f"died: {error}"))
+            self.killers.append(index)
+            self.kill()
+            return {"ok": False}
+        self.history.append(source)
+        return reply
+
+    def request(self, op: str, target: Remote, *, args=(), kwargs=None, name=None):
+        if target._generation != self.generation or not self.alive():
+            raise StudentProcessError("the student's process died earlier in this test")
+        arrays: list = []
+        header = {"op": op, "target": target._key}
+        if op == "call":
+            header["args"] = encode(list(args), arrays, self._as_reference, self._as_callback)
+            header["kwargs"] = encode(dict(kwargs or {}), arrays, self._as_reference, self._as_callback)
+        else:
+            header["name"] = name
+        try:
+            reply, reply_arrays = self._exchange(header, arrays, self.call_deadline)
+        except StudentProcessError:
+            self.kill()
+            raise
+        if reply["op"] == "raise":
+            raise _exception_from(reply["error"])
+        return decode(reply["value"], reply_arrays, lambda key: Remote(self, key, target._label), None)
+
+    def describe(self, names: list[str], deadline: float) -> dict:
+        """``{name: Remote | value | missing}`` for the names a test may use."""
+        self.ensure(deadline)
+        reply, arrays = self._exchange({"op": "describe", "names": list(names)}, [], deadline)
+        if reply["op"] == "raise":
+            raise _exception_from(reply["error"])
+        return {name: decode(value_data, arrays, lambda key, n=name: Remote(self, key, n), None)
+                for name, value_data in self._raw_items(reply["value"])}
+
+    @staticmethod
+    def _raw_items(data):
+        return [(key, value) for key, value in data["__dict__"]]
+
+
+@dataclass
+class Cell:
+    index: int
+    kind: str          # "setup" (instructor code, runs on both sides), "student" or "test"
+    source: str
+    label: str = ""
+
+
+@dataclass
+class Verdicts:
+    failures: dict            # cell index -> reason the test fails in the clean re-run
+    events: list              # (cell index, what happened in the student's process)
+    seconds: float = 0.0
+
+
+def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
+          limits: dict | None = None, slot: int | None = None, cell_timeout: float = 30,
+          notebook_timeout: float = 300) -> Verdicts:
+    """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
+
+    Only the test cells in ``tests_to_check`` are run (the others have already
+    failed in the notebook, and a clean re-run can only take points away).
+    """
+    started = time.monotonic()
+    deadline = started + notebook_timeout
+    limits = dict(limits or {})
+    limits.setdefault("wall_seconds", int(notebook_timeout) + 30)
+    process = StudentProcess(workdir, limits, slot)
+    namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+    failures: dict[int, str] = {}
+    last_test = max(tests_to_check, default=-1)
+    quiet = io.StringIO()
+    try:
+        with _working_directory(workdir), contextlib.redirect_stdout(quiet), \
+                contextlib.redirect_stderr(quiet), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for cell in cells:
+                if cell.index > last_test:
+                    break
+                remaining = deadline - time.monotonic()
+                if cell.kind in ("setup", "student"):
+                    if cell.kind == "setup":
+                        with contextlib.suppress(Exception):
+                            exec(compile(cell.source, f"<setup cell {cell.label}>", "exec"), namespace)
+                    if remaining <= 0:
+                        continue
+                    process.run_cell(cell.source, cell.index, min(cell_timeout, remaining), deadline)
+                    continue
+                if cell.index not in tests_to_check:
+                    continue
+                if remaining <= 0:
+                    failures[cell.index] = ("TimeLimitError: the clean re-run reached the notebook's "
+                                            f"time limit of {notebook_timeout:.0f} s before this test")
+                    continue
+                try:
+                    cell_deadline = min(deadline, time.monotonic() + cell_timeout)
+                    defined = process.describe(api_names, cell_deadline)
+                    for name in api_names:   # the student's answers, and nothing else of theirs
+                        if name in defined:
+                            namespace[name] = defined[name]
+                        else:
+                            namespace.pop(name, None)
+                    process.call_deadline = cell_deadline
+                    exec(compile(cell.source, f"<test cell {cell.label}>", "exec"), namespace)
+                except Exception as error:  # noqa: BLE001 - any failure fails the test
+                    failures[cell.index] = f"{type(error).__name__}: {error}"[:1000]
+                    if isinstance(error, StudentProcessError):
+                        process.events.append((cell.index, str(error)))
+    finally:
+        process.close()
+    return Verdicts(failures, process.events, time.monotonic() - started)
+
+
+@contextlib.contextmanager
+def _working_directory(path):
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)

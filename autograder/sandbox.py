@@ -1,0 +1,513 @@
+"""Run a student's code in a sandbox: limited, isolated, and unable to see anything else.
+
+Used two ways:
+
+* as the grading **kernel** (``autograder/kernels/attention-sandbox/kernel.json``
+  runs ``python sandbox.py kernel {connection_file}``), so that nbgrader executes
+  every submission inside it;
+* from Python, :func:`command` wraps any command line (the clean re-run of the
+  tests in :mod:`autograder.recheck` uses it).
+
+What the sandbox does, on Linux, run as root (how the grading runs here and in CI):
+
+1. ``unshare`` puts the process in new **mount, network, PID, IPC and UTS
+   namespaces**.  The new network namespace has only a loopback interface that
+   is down: no network at all.  The new PID namespace means the student's code
+   sees only its own processes, and all of them die with the sandbox.
+2. A fresh **file-system view** is built on a tmpfs and ``chroot``-ed into:
+   read-only ``/usr``, ``/etc`` and the Python installation (the virtual
+   environment and its base interpreter), a private ``/tmp``, a minimal ``/dev``
+   and a private ``/proc``.  The working directory is a size-limited tmpfs holding
+   a *copy* of the submission's directory without any notebook, so whatever the
+   code writes there vanishes with the sandbox.  Nothing else exists: not the
+   repository (so not ``solutions/``), not the course directory (so not the
+   gradebook, other submissions or feedback).
+3. The code runs as an **unprivileged user** (uid ``64000 + slot``, no groups,
+   ``no_new_privs``) under **resource limits**: address space (memory), CPU time,
+   processes, file size, open files, no core dumps; a supervisor (PID 1 of the
+   namespace, root) kills everything at a wall-clock deadline.
+
+A kernel talks to nbgrader over ZeroMQ; a TCP socket would not cross the
+network namespace, so the grading kernel uses ZeroMQ's ``ipc`` transport (Unix
+sockets in a per-kernel directory, the only path shared with the outside, and
+sealed read-only once the kernel has created its sockets).
+
+Where a facility is missing (not root, no ``unshare``, not Linux) the sandbox
+**degrades loudly**: the resource limits still apply, and every start prints
+what is *not* isolated.  ``ATTENTION_SANDBOX=strict`` refuses to run instead;
+``ATTENTION_SANDBOX=off`` skips isolation on purpose (debugging), also loudly.
+
+This file must run with nothing but the standard library (``python -I -S``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import stat
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NEWROOT = "/tmp/.attention-sandbox-root"   # a mount point only; each sandbox mounts its own tmpfs here
+INSIDE_WORKDIR = "/home/student/work"       # where the copy of the working directory appears
+BASE_UID = 64000
+ENV_PREFIX = "ATTENTION_SANDBOX"
+
+DEFAULT_LIMITS = {
+    "memory_mb": 2048,     # address space of every process (RLIMIT_AS)
+    "cpu_seconds": 600,    # CPU time of every process (RLIMIT_CPU)
+    "wall_seconds": 0,     # whole sandbox, enforced by the supervisor; 0 = no deadline
+    "processes": 64,       # processes and threads of the sandbox user (RLIMIT_NPROC)
+    "file_mb": 64,         # largest file it may write (RLIMIT_FSIZE)
+    "tmp_mb": 256,         # size of /tmp and of the working directory (tmpfs)
+    "open_files": 512,     # RLIMIT_NOFILE
+}
+
+
+# ---------------------------------------------------------------------------
+# What is available here
+# ---------------------------------------------------------------------------
+
+def mode() -> str:
+    """``auto`` (default), ``strict`` or ``off``, from ``$ATTENTION_SANDBOX``."""
+    value = os.environ.get(ENV_PREFIX, "auto").strip().lower() or "auto"
+    if value not in ("auto", "strict", "off"):
+        raise SystemExit(f"{ENV_PREFIX} must be auto, strict or off; got {value!r}")
+    return value
+
+
+def missing_facilities() -> list[str]:
+    """Why full isolation is impossible here; empty when it is possible."""
+    missing = []
+    if not sys.platform.startswith("linux"):
+        missing.append(f"not Linux ({sys.platform}): no namespaces")
+        return missing
+    if os.geteuid() != 0:
+        missing.append("not running as root: cannot create namespaces, mounts or switch user")
+    if shutil.which("unshare") is None:
+        missing.append("util-linux 'unshare' not found")
+    if not os.path.exists("/proc/self/ns/net"):
+        missing.append("the kernel does not expose namespaces (/proc/self/ns)")
+    if not missing:
+        probe = _probe_namespaces()
+        if probe:
+            missing.append(probe)
+    return missing
+
+
+_PROBED: list = []
+
+
+def _probe_namespaces() -> str:
+    """Root is not always enough (e.g. a container without CAP_SYS_ADMIN): try it, once."""
+    if not _PROBED:
+        import subprocess
+
+        try:
+            done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork",
+                                   "--kill-child", "--", "true"], capture_output=True, text=True, timeout=20)
+            _PROBED.append("" if done.returncode == 0 else
+                           f"namespaces are not permitted here ({done.stderr.strip()[:200]})")
+        except (OSError, subprocess.SubprocessError) as error:
+            _PROBED.append(f"unshare failed ({error})")
+    return _PROBED[0]
+
+
+def describe(missing: list[str] | None = None) -> str:
+    """One paragraph an instructor can read: what is and is not isolated."""
+    missing = missing_facilities() if missing is None else missing
+    if mode() == "off":
+        missing = [f"{ENV_PREFIX}=off"] + missing
+    if not missing:
+        return ("sandbox: full isolation (new mount/network/PID namespaces, private file-system "
+                "view, unprivileged user, memory/CPU/process/file limits, wall-clock deadline)")
+    return ("sandbox: DEGRADED -- " + "; ".join(missing) + ". Only the memory, CPU, process and "
+            "file-size limits apply: student code CAN use the network, read every file this user "
+            "can read (other submissions, the solutions, the gradebook) and write wherever this "
+            "user can write.")
+
+
+def limits_from_env(overrides: dict | None = None) -> dict:
+    limits = dict(DEFAULT_LIMITS)
+    for key in limits:
+        value = os.environ.get(f"{ENV_PREFIX}_{key.upper()}")
+        if value:
+            limits[key] = int(float(value))
+    limits.update(overrides or {})
+    return limits
+
+
+def sandbox_uid(slot: int | None = None) -> int:
+    if slot is None:
+        slot = int(os.environ.get(f"{ENV_PREFIX}_SLOT", "0") or 0)
+    return BASE_UID + int(slot)
+
+
+# ---------------------------------------------------------------------------
+# Building the command line
+# ---------------------------------------------------------------------------
+
+def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: int | None = None,
+            share: list[str] = (), files: dict[str, str] | None = None,
+            seal: list[str] = (), exclude: list[str] = ("*.ipynb",), quiet: bool = False) -> list[str]:
+    """The command line that runs ``argv`` in the sandbox.
+
+    Args:
+        argv: the program and its arguments, as seen *inside* the sandbox.
+        workdir: its working directory; a copy of this directory's files (minus
+            ``exclude``) is what the program finds there.
+        limits: see ``DEFAULT_LIMITS``.
+        slot: picks the unprivileged uid (``64000 + slot``), one per parallel worker.
+        share: directories shared read-write with the outside, at the same path.
+        files: ``{path inside: content}`` small files created for the program.
+        seal: files whose appearance means the program has started; the shared
+            directories are then made read-only to it.
+        exclude: glob patterns of files not copied into the working directory.
+        quiet: send the program's stdout to /dev/null.
+
+    Falls back to resource limits only (with a warning) when isolation is
+    unavailable; see :func:`describe`.
+    """
+    spec = {
+        "argv": list(argv), "workdir": os.path.abspath(workdir),
+        "limits": limits_from_env(limits), "uid": sandbox_uid(slot),
+        "share": [os.path.abspath(p) for p in share], "files": dict(files or {}),
+        "seal": list(seal), "exclude": list(exclude), "quiet": quiet,
+        "python": [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],
+    }
+    current = mode()
+    missing = missing_facilities()
+    if current == "strict" and missing:
+        raise RuntimeError("ATTENTION_SANDBOX=strict but " + "; ".join(missing))
+    script = os.path.abspath(__file__)
+    if current == "off" or missing:
+        return [sys.executable, "-I", "-S", script, "limits-only", json.dumps(spec)]
+    return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
+            "--propagation", "private", "--",
+            sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
+
+
+# ---------------------------------------------------------------------------
+# Inside the namespaces (root, PID 1): build the view, drop privileges, supervise
+# ---------------------------------------------------------------------------
+
+_libc = None
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+
+def _c():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _mount(source, target, fstype=None, flags=0, data=None):
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    if _c().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+def _prctl(option, value):
+    _c().prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+
+def _inside(path: str) -> str:
+    return os.path.join(NEWROOT, path.lstrip("/"))
+
+
+def _bind(source: str, readonly: bool = True):
+    target = _inside(source)
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if readonly:
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
+
+
+def _copy_tree(source: str, target: str, uid: int, exclude, budget: int):
+    """Regular files and folders only (no links, devices, sockets), within ``budget`` bytes."""
+    for entry in os.scandir(source):
+        if any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude):
+            continue
+        dest = os.path.join(target, entry.name)
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            os.mkdir(dest, 0o700)
+            os.chown(dest, uid, uid)
+            budget = _copy_tree(entry.path, dest, uid, exclude, budget)
+        elif entry.is_file():
+            size = entry.stat().st_size
+            if size > budget:
+                continue
+            budget -= size
+            shutil.copyfile(entry.path, dest)
+            os.chown(dest, uid, uid)
+            os.chmod(dest, 0o600)
+    return budget
+
+
+def build_view(spec: dict):
+    uid, limits = spec["uid"], spec["limits"]
+    os.makedirs(NEWROOT, mode=0o700, exist_ok=True)
+    _mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID, "size=16m,mode=0755")
+    # The operating system and the Python installation, read-only.
+    for name in sorted(os.listdir("/")):
+        path = "/" + name
+        if os.path.islink(path) and name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            os.symlink(os.readlink(path), _inside(path))
+        elif name in ("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32") and os.path.isdir(path):
+            _bind(path)
+    prefixes = sorted({os.path.realpath(p) for p in spec["python"]})
+    for prefix in prefixes:
+        if not any(prefix.startswith(done + "/") for done in ("/usr", "/etc")):
+            if os.path.isdir(prefix):
+                _bind(prefix)
+                # the interpreter may be a link into another installation (a venv, pyenv)
+    for prefix in spec["python"]:
+        if os.path.islink(prefix) and not os.path.exists(_inside(prefix)):
+            os.makedirs(os.path.dirname(_inside(prefix)), exist_ok=True)
+            os.symlink(os.readlink(prefix), _inside(prefix))
+    # /dev: a handful of harmless devices.
+    dev = _inside("/dev")
+    os.makedirs(dev, exist_ok=True)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    for name in ("null", "zero", "full", "random", "urandom"):
+        if os.path.exists("/dev/" + name):
+            open(os.path.join(dev, name), "a").close()
+            _mount("/dev/" + name, os.path.join(dev, name), None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, os.path.join(dev, name))
+    os.makedirs(os.path.join(dev, "shm"))
+    _mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={limits['tmp_mb']}m,mode=1777")
+    os.makedirs(_inside("/proc"), exist_ok=True)
+    _mount("proc", _inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # A private /tmp, with the program's home directory in it.
+    os.makedirs(_inside("/tmp"), exist_ok=True)
+    _mount("tmpfs", _inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={limits['tmp_mb']}m,mode=1777")
+    home = _inside("/tmp/home")
+    os.makedirs(home, mode=0o700)
+    os.chown(home, uid, uid)
+    # Directories shared with the outside (the kernel's sockets).
+    for path in spec["share"]:
+        os.chown(path, uid, uid)
+        os.chmod(path, 0o700)
+        os.makedirs(_inside(path), exist_ok=True)
+        _mount(path, _inside(path), None, MS_BIND)
+    # The working directory: a private, size-limited copy, at a path that says nothing about the host.
+    workdir = spec["workdir"]
+    inside_workdir = _inside(INSIDE_WORKDIR)
+    os.makedirs(inside_workdir, exist_ok=True)
+    _mount("tmpfs", inside_workdir, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={limits['tmp_mb']}m,mode=0700,uid={uid},gid={uid}")
+    if os.path.isdir(workdir):
+        _copy_tree(workdir, inside_workdir, uid, spec["exclude"], limits["tmp_mb"] * 2 ** 19)
+    for path, content in spec["files"].items():
+        target = _inside(path)
+        with open(target, "w") as f:
+            f.write(content)
+        os.chown(target, uid, uid)
+        os.chmod(target, 0o600)
+    # Nothing else may be created in the new root itself.
+    _mount(None, NEWROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def child_env(spec: dict) -> dict:
+    python_bin = os.path.dirname(spec["argv"][0]) if os.path.isabs(spec["argv"][0]) else ""
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("TF_CPP_MIN_LOG_LEVEL", "TF_ENABLE_ONEDNN_OPTS", "KERAS_BACKEND", "PYTHONHASHSEED")}
+    return {
+        **keep,
+        "PATH": ":".join(p for p in (python_bin, "/usr/local/bin", "/usr/bin", "/bin") if p),
+        "HOME": "/tmp/home", "USER": "student", "LOGNAME": "student", "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "IPYTHONDIR": "/tmp/home/.ipython", "MPLCONFIGDIR": "/tmp/home/.matplotlib",
+        "JUPYTER_RUNTIME_DIR": "/tmp/home/.jupyter-runtime", "MPLBACKEND": "Agg",
+        # one thread each: predictable, and fair to the other submissions graded in parallel
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def apply_limits(limits: dict):
+    import resource
+
+    def setlimit(name, soft, hard=None):
+        which = getattr(resource, name, None)
+        if which is None:
+            return
+        try:
+            resource.setrlimit(which, (soft, soft if hard is None else hard))
+        except (ValueError, OSError):
+            pass  # e.g. macOS refuses RLIMIT_AS; describe() has already said so
+
+    mib = 2 ** 20
+    setlimit("RLIMIT_AS", limits["memory_mb"] * mib)
+    setlimit("RLIMIT_CPU", limits["cpu_seconds"], limits["cpu_seconds"] + 5)
+    setlimit("RLIMIT_FSIZE", limits["file_mb"] * mib)
+    setlimit("RLIMIT_NOFILE", limits["open_files"])
+    setlimit("RLIMIT_CORE", 0)
+    if os.geteuid() == 0 or os.environ.get(f"{ENV_PREFIX}_NPROC_LIMIT_SELF"):
+        # Per real user: only meaningful for the sandbox user, not for an
+        # instructor's own account running the degraded mode.
+        setlimit("RLIMIT_NPROC", limits["processes"])
+
+
+def _seal(spec: dict):
+    """Once the program has created its sockets, the shared directories become read-only to it."""
+    for path in spec["share"]:
+        try:
+            os.chown(path, 0, 0)
+            os.chmod(path, 0o755)
+        except OSError:
+            pass
+
+
+def supervise(spec: dict, pid: int):
+    """PID 1: seal, reap, enforce the wall clock, exit with the program's status."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # interrupts are for the program
+    wall = spec["limits"]["wall_seconds"]
+    deadline = time.monotonic() + wall if wall else None
+    unsealed = bool(spec["share"])
+    seal_by = time.monotonic() + 60
+    while True:
+        now = time.monotonic()
+        if unsealed and (now > seal_by or all(os.path.exists(p) for p in spec["seal"])):
+            _seal(spec)
+            unsealed = False
+        if deadline is not None and now > deadline:
+            os.kill(pid, signal.SIGKILL)
+            sys.stderr.write(f"sandbox: wall-clock limit of {wall} s reached, program killed\n")
+            os._exit(137)
+        try:
+            done, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            os._exit(1)
+        if done == pid:
+            os._exit(os.waitstatus_to_exitcode(status) if status else 0)
+        if done == 0:
+            time.sleep(0.02 if unsealed else 0.05)
+
+
+def run_inside(spec: dict):
+    build_view(spec)
+    os.chroot(NEWROOT)
+    os.chdir(INSIDE_WORKDIR)
+    env = child_env(spec)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            apply_limits(spec["limits"])
+            uid = spec["uid"]
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            if spec.get("quiet"):  # a kernel's own stdout is chatter; its outputs travel over ZeroMQ
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+            os.execve(spec["argv"][0], spec["argv"], env)
+        except BaseException as error:  # noqa: BLE001 - report and die, never continue as root
+            sys.stderr.write(f"sandbox: could not start {spec['argv'][0]}: {error}\n")
+        os._exit(127)
+    supervise(spec, pid)
+
+
+def run_limits_only(spec: dict):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # interrupts are for the program
+    sys.stderr.write("WARNING " + describe() + "\n")
+    sys.stderr.flush()
+    wall = spec["limits"]["wall_seconds"]
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.chdir(spec["workdir"])
+        apply_limits(spec["limits"])
+        if spec.get("quiet"):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        env = {**os.environ, **{k: v for k, v in child_env(spec).items()
+                                if k.endswith("_THREADS") or k in ("MPLBACKEND", "MALLOC_ARENA_MAX")}}
+        env.pop("JPY_PARENT_PID", None)
+        os.execve(spec["argv"][0], spec["argv"], env)
+    if not wall:
+        os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    deadline = time.monotonic() + wall
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            os._exit(os.waitstatus_to_exitcode(status))
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    sys.stderr.write(f"sandbox: wall-clock limit of {wall} s reached, program killed\n")
+    os._exit(137)
+
+
+# ---------------------------------------------------------------------------
+# The grading kernel
+# ---------------------------------------------------------------------------
+
+def kernel_main(connection_file: str, extra: list[str]):
+    """Started by jupyter_client (as root): the IPython kernel, sandboxed."""
+    with open(connection_file) as f:
+        info = json.load(f)
+    inside_connection = "/tmp/.kernel-connection.json"
+    share, seal = [], []
+    if info.get("transport") == "ipc":
+        prefix = info["ip"]
+        share = [os.path.dirname(prefix)]
+        seal = [f"{prefix}-{info[key]}" for key in
+                ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
+    elif mode() != "off" and not missing_facilities():
+        raise SystemExit("sandbox: the kernel must use ZeroMQ's ipc transport (TCP cannot cross "
+                         "the network namespace); use autograder.preprocessors.BoundedExecute")
+    isolated = mode() != "off" and not missing_facilities()
+    if isolated:
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", inside_connection, *extra]
+        cmd = command(argv, os.getcwd(), share=share, seal=seal, quiet=True,
+                      files={inside_connection: json.dumps(info)})
+    else:  # degraded: the kernel reads the real connection file
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
+        cmd = command(argv, os.getcwd(), quiet=True)
+    # If whatever started us dies, so does the sandbox (and with it every process inside).
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.execvp(cmd[0], cmd)
+
+
+def main(args: list[str]):
+    if not args:
+        raise SystemExit(__doc__)
+    if args[0] == "kernel":
+        kernel_main(args[1], args[2:])
+    elif args[0] == "inside":
+        run_inside(json.loads(args[1]))
+    elif args[0] == "limits-only":
+        run_limits_only(json.loads(args[1]))
+    elif args[0] == "describe":
+        print(describe())
+    elif args[0] == "run":  # python sandbox.py run WORKDIR -- CMD...: for trying it out
+        workdir, argv = args[1], args[args.index("--") + 1:]
+        argv[0] = shutil.which(argv[0]) or argv[0]
+        cmd = command(argv, workdir)
+        os.execvp(cmd[0], cmd)
+    else:
+        raise SystemExit(f"unknown mode {args[0]!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

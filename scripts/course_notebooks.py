@@ -1,0 +1,123 @@
+"""The book's pages as Jupyter notebooks, for Colab, Binder and the download button.
+
+The chapters are MyST-Markdown notebooks (``chapters/NN_topic.md``), but Colab
+and Binder open ``.ipynb`` files only, and a reader who downloads a chapter
+wants a notebook.  So every build writes a clean ``.ipynb`` (no outputs) for
+every notebook page of the table of contents, into ``_build/html/notebooks/``
+under the page's own path, e.g. ``notebooks/chapters/01_seq2seq_rnn.ipynb``.
+The student notebooks of the exercises (``exercises/**/*.ipynb``) are copied
+there unchanged.
+
+The Sphinx extension ``course_sphinx`` calls :func:`write_notebooks` at the
+end of every build and points the download and launch buttons at the files.
+The workflow that deploys the site also publishes this folder, laid over the
+repository, as the branch that the Colab and Binder buttons open.
+
+Standalone (the same files, without building the book)::
+
+    python scripts/course_notebooks.py OUTDIR
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Student notebooks published as they are (nbgrader metadata must survive).
+EXTRA_NOTEBOOKS = ("exercises/**/*.ipynb",)
+
+
+def toc_docnames(root: Path = ROOT) -> list[str]:
+    """Every page of ``_toc.yml`` in reading order (depth first), root page first."""
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
+    site_map = parse_toc_yaml(root / "_toc.yml")
+    order: list[str] = []
+
+    def visit(docname: str) -> None:
+        order.append(docname)
+        for subtree in site_map[docname].subtrees:
+            for item in subtree.items:
+                if isinstance(item, str):  # not a URL or a glob
+                    visit(item)
+
+    visit(site_map.root.docname)
+    return order
+
+
+def source_path(docname: str, root: Path = ROOT) -> Path:
+    """The source file of a page (``.md`` or ``.ipynb``)."""
+    for suffix in (".md", ".ipynb"):
+        path = root / f"{docname}{suffix}"
+        if path.exists():
+            return path
+    raise FileNotFoundError(f"no source file for the page {docname!r} in _toc.yml")
+
+
+def read_notebook(path: Path):
+    """The page as a notebook (jupytext), or None for a plain Markdown page."""
+    import jupytext
+
+    notebook = jupytext.read(path)
+    return notebook if "kernelspec" in notebook.metadata else None
+
+
+def notebook_docnames(root: Path = ROOT) -> list[str]:
+    """The pages of the table of contents that are notebooks, in reading order."""
+    return [d for d in toc_docnames(root) if read_notebook(source_path(d, root)) is not None]
+
+
+def clean_notebook(path: Path) -> str:
+    """The page as ``.ipynb`` text: no outputs, stable cell ids, no jupytext pairing."""
+    import jupytext
+
+    notebook = read_notebook(path)
+    notebook.metadata.pop("jupytext", None)  # a plain notebook, not paired with the .md
+    for index, cell in enumerate(notebook.cells):
+        # jupytext draws random ids; stable ones keep rebuilds byte-identical.
+        digest = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()[:8]
+        cell["id"] = f"cell-{index}-{digest}"
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return jupytext.writes(notebook, fmt="ipynb")
+
+
+def _write_if_changed(target: Path, data: bytes) -> None:
+    if target.exists() and target.read_bytes() == data:
+        return  # keep the timestamp: nothing to upload again
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def write_notebooks(outdir: Path, root: Path = ROOT) -> list[Path]:
+    """Write every notebook page and exercise notebook under ``outdir``; return the paths."""
+    written = []
+    for docname in notebook_docnames(root):
+        target = outdir / f"{docname}.ipynb"
+        _write_if_changed(target, clean_notebook(source_path(docname, root)).encode())
+        written.append(target)
+    for pattern in EXTRA_NOTEBOOKS:
+        for path in sorted(root.glob(pattern)):
+            if ".ipynb_checkpoints" in path.parts:
+                continue
+            target = outdir / path.relative_to(root)
+            _write_if_changed(target, path.read_bytes())
+            written.append(target)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__.split("Standalone", 1)[1].strip(), file=sys.stderr)
+        return 2
+    outdir = Path(argv[0])
+    for path in write_notebooks(outdir):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,264 @@
+"""Sphinx extension for the course site (loaded through ``_config.yml``).
+
+1. **Notebooks for Colab, Binder and the download button.**  At the end of
+   every build, ``course_notebooks.write_notebooks`` writes a clean ``.ipynb``
+   of every chapter (and copies the exercise notebooks) into
+   ``_build/html/notebooks/``.  The page's ``.ipynb`` download button points
+   there.  Colab and Binder can only open notebooks that live in the GitHub
+   repository, so their buttons point at the same paths on the branch
+   ``course_notebooks_branch``, which the deploy workflow publishes: the
+   repository with these notebooks laid next to the ``.md`` sources.
+   (Jupyter Book's own buttons would open the raw ``.md`` in Colab.)
+
+2. **How long each chapter takes.**  The directive ``course-chapter-times``
+   becomes a table of the book's chapters, in reading order and grouped by
+   part, with the reading time (words of prose / 200 per minute) and the
+   execution time measured when the book was built (myst-nb's execution data,
+   the same numbers as ``nb-exec-table``).
+
+3. **Pages without script errors, that work offline.**  MathJax is served
+   from the site itself (``sphinx-mathjax-offline``); this extension warns
+   (so the strict build fails) when a page would load a script from the
+   network, and writes each inline script once (see ``drop_duplicate_scripts``).
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import sys
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.addnodes import pending_xref, toctree
+from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course_notebooks  # noqa: E402  (the same code the deploy workflow runs)
+
+LOGGER = logging.getLogger(__name__)
+WORDS_PER_MINUTE = 200
+READING_KEY = "course_reading_words"
+TABLE_KEY = "course_has_chapter_times"
+
+
+# --- 1. notebooks -------------------------------------------------------------------
+
+def _is_notebook(app: Sphinx, pagename: str) -> bool:
+    return "kernelspec" in app.env.metadata.get(pagename, {})
+
+
+def notebook_path(app: Sphinx, pagename: str) -> str:
+    """Where a page's notebook lies, relative to the site root and to the notebooks branch."""
+    return posixpath.join(app.config.course_notebooks_dir, f"{pagename}.ipynb")
+
+
+def point_buttons_at_notebooks(app: Sphinx, pagename, templatename, context, doctree):
+    """Rewrite the theme's download and launch buttons for a notebook page."""
+    if not _is_notebook(app, pagename) or "header_buttons" not in context:
+        return
+    relative_to_repo = f"{pagename}.ipynb"
+    download_url = context["pathto"](notebook_path(app, pagename), 1)
+    launch = app.config.html_theme_options.get("launch_buttons", {})
+    repo_url = app.config.html_theme_options.get("repository_url", "").rstrip("/")
+    org, repo = repo_url.rsplit("/", 2)[-2:]
+    branch = app.config.course_notebooks_branch
+    interface = {"classic": "tree", "jupyterlab": "lab/tree"}[
+        launch.get("notebook_interface", "classic")]
+    urls = {
+        "Colab": f"{launch.get('colab_url', '').rstrip('/')}/github/{org}/{repo}/blob/"
+                 f"{branch}/{relative_to_repo}",
+        "Binder": f"{launch.get('binderhub_url', '').rstrip('/')}/v2/gh/{org}/{repo}/"
+                  f"{branch}?urlpath={interface}/{relative_to_repo}",
+    }
+    for group in context["header_buttons"]:
+        if group.get("label") == "download-buttons":
+            buttons = group["buttons"]
+            notebook_buttons = [b for b in buttons if b.get("label") == "download-notebook-button"]
+            if not notebook_buttons:  # the theme adds it only when launch buttons are on
+                notebook_buttons = [{"type": "link", "text": ".ipynb", "icon": "fas fa-code",
+                                     "tooltip": "Download notebook file",
+                                     "label": "download-notebook-button"}]
+                buttons.insert(0, notebook_buttons[0])
+            notebook_buttons[0]["url"] = download_url
+            # A page written as a notebook (the exercises) would also offer its
+            # source, the same .ipynb a second time: one download is enough.
+            group["buttons"] = [b for b in buttons if b is notebook_buttons[0]
+                                or not str(b.get("url", "")).endswith(".ipynb")]
+        elif group.get("label") == "launch-buttons":
+            for button in group["buttons"]:
+                if button.get("text") in urls:
+                    button["url"] = urls[button["text"]]
+
+
+def write_site_notebooks(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir) / app.config.course_notebooks_dir
+    written = course_notebooks.write_notebooks(outdir, Path(app.srcdir))
+    LOGGER.info(f"[course] {len(written)} notebooks in {outdir}")
+
+
+def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree):
+    """Write each inline script once.
+
+    Sphinx 7.4 adds a script registered after the builder started (sphinx-thebe's and
+    sphinx-togglebutton's inline configuration) a second time when writing starts,
+    once with the file name ``None`` and once with ``""``; the second copy of
+    ``const THEBE_JS_URL = ...`` is a JavaScript error on every page.
+    """
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        key = (script.filename or "", script.priority, tuple(sorted(script.attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+def check_scripts_are_local(app: Sphinx, pagename, templatename, context, doctree):
+    """Warn (and so fail the strict build) if a page would load a script from the network."""
+    for script in context.get("script_files", []):
+        filename = getattr(script, "filename", script) or ""
+        if "://" in str(filename):
+            LOGGER.warning(f"[course] {pagename} loads a script from the network: {filename}",
+                           location=pagename)
+
+
+# --- 2. chapter times ---------------------------------------------------------------
+
+class ChapterTimesNode(nodes.General, nodes.Element):
+    """Placeholder for the chapter table, filled once every chapter has executed."""
+
+
+class ChapterTimes(SphinxDirective):
+    """``course-chapter-times``: the chapters with reading and execution time."""
+
+    def run(self):
+        from myst_nb.sphinx_ import NbMetadataCollector
+
+        NbMetadataCollector.set_doc_data(self.env, self.env.docname, TABLE_KEY, True)
+        return [ChapterTimesNode()]
+
+
+def count_words(app: Sphinx, doctree: nodes.document) -> None:
+    """Store the number of words of prose (not code, outputs or maths) of a page."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    skip = (nodes.literal_block, nodes.math_block, nodes.math, nodes.raw, nodes.comment)
+
+    def is_prose(node: nodes.Node) -> bool:
+        parent = node.parent
+        while parent is not None:
+            if isinstance(parent, skip) or "cell_output" in parent.get("classes", []):
+                return False
+            parent = parent.parent
+        return True
+
+    words = sum(len(text.astext().split()) for text in doctree.findall(nodes.Text)
+                if is_prose(text))
+    NbMetadataCollector.set_doc_data(app.env, app.env.docname, READING_KEY, words)
+
+
+def outdated_tables(app: Sphinx, env, added, changed, removed):
+    """Rebuild the pages with a chapter table whenever any page is read again."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    if not (added or changed or removed):
+        return []
+    return [docname for docname, data in NbMetadataCollector.get_doc_data(env).items()
+            if data.get(TABLE_KEY) and docname not in removed]
+
+
+def _parts(env) -> list[tuple[str, list[str]]]:
+    """(part caption, chapters in reading order) from the root page's toctrees."""
+    root = env.get_doctree(env.config.root_doc)
+    parts = []
+    for tree in root.findall(toctree):
+        chapters: list[str] = []
+
+        def visit(docname: str) -> None:
+            chapters.append(docname)
+            for child in env.toctree_includes.get(docname, []):
+                visit(child)
+
+        for _, ref in tree["entries"]:
+            if ref in env.all_docs:
+                visit(ref)
+        parts.append((tree.get("caption") or "", chapters))
+    return parts
+
+
+def _entry(*children) -> nodes.entry:
+    return nodes.entry("", nodes.paragraph("", "", *children))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+class ChapterTimesTransform(SphinxPostTransform):
+    default_priority = 8  # before references are resolved, like myst-nb's nb-exec-table
+
+    def run(self, **kwargs) -> None:
+        for node in list(self.document.findall(ChapterTimesNode)):
+            node.replace_self(self.table())
+
+    def table(self) -> nodes.table:
+        from myst_nb.sphinx_ import NbMetadataCollector
+
+        data = NbMetadataCollector.get_doc_data(self.env)
+        header = ["Chapter", "Reading", "Running"]
+        table = nodes.table(classes=["colwidths-auto", "course-chapter-times"])
+        group = nodes.tgroup(cols=len(header))
+        table += group
+        group.extend(nodes.colspec(colwidth=1) for _ in header)
+        head = nodes.thead()
+        head += nodes.row("", *(_entry(nodes.Text(h)) for h in header))
+        body = nodes.tbody()
+        group += [head, body]
+        for caption, chapters in _parts(self.env):
+            rows = []
+            for docname in chapters:
+                doc_data = data.get(docname, {})
+                if docname == self.env.docname or not _is_notebook(self.app, docname):
+                    continue
+                link = pending_xref("", nodes.inline(text=""), refdoc=self.env.docname,
+                                    reftarget="/" + docname, reftype="doc", refdomain="std",
+                                    refexplicit=False, refwarn=True)
+                words = doc_data.get(READING_KEY, 0)
+                execution = doc_data.get("exec_data") or {}
+                number = self.env.toc_secnumbers.get(docname, {}).get("")
+                prefix = [nodes.Text(".".join(map(str, number)) + ". ")] if number else []
+                rows.append(nodes.row("", _entry(*prefix, link),
+                                      _entry(nodes.Text(f"{math.ceil(words / WORDS_PER_MINUTE)} min")),
+                                      _entry(nodes.Text(_duration(execution.get("runtime"))))))
+            if rows and caption:
+                title = nodes.entry("", nodes.paragraph("", "", nodes.strong(text=caption)),
+                                    morecols=len(header) - 1)
+                body += nodes.row("", title, classes=["course-part"])
+            body.extend(rows)
+        return table
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("course_notebooks_dir", "notebooks", "html")
+    app.add_config_value("course_notebooks_branch", "notebooks", "html")
+    # after the theme's own handlers (priority 501) have built the buttons
+    app.connect("html-page-context", point_buttons_at_notebooks, priority=600)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=600)
+    app.connect("html-page-context", check_scripts_are_local, priority=600)
+    app.connect("build-finished", write_site_notebooks)
+    app.add_node(ChapterTimesNode)
+    app.add_directive("course-chapter-times", ChapterTimes)
+    app.add_post_transform(ChapterTimesTransform)
+    app.connect("doctree-read", count_words)
+    app.connect("env-get-outdated", outdated_tables)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

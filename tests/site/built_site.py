@@ -1,0 +1,136 @@
+"""The built site (``_build/html``), the table of contents it is checked against,
+and the fixtures of the site tests.
+
+``make test`` builds the book first, then runs the tests in this folder against
+it: static checks of the HTML (links, notebooks) and checks in a real browser
+(headless Chromium driven by Playwright, from a local HTTP server started here).
+
+The browser is the system's Chromium (Debian's ``chromium`` package; ``.ci/run``
+installs it on a clean machine); Playwright never downloads one.  Set
+``CHROMIUM`` to use another Chromium or Chrome binary.
+
+The fixtures live here rather than in a ``conftest.py``: the tests one folder up
+import their own ``conftest`` by name, and a second one would shadow it.  Test
+modules import the fixtures they use from this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import course_notebooks  # noqa: E402  (the TOC and notebook logic the build uses)
+
+TOC = course_notebooks.toc_docnames(ROOT)
+NOTEBOOKS = course_notebooks.notebook_docnames(ROOT)
+
+# Flags that keep headless Chromium off the network (this machine has none;
+# without them it retries Google's services at every start).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-default-apps", "--mute-audio"]
+
+
+def page_file(docname: str) -> Path:
+    return SITE / f"{docname}.html"
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """The built site; fails (never skips) when it is missing or older than a source."""
+    if not (SITE / "index.html").exists():
+        pytest.fail("no built site in _build/html: run `make book` (or `make test`) first")
+    stale = [d for d in TOC
+             if not page_file(d).exists()
+             or page_file(d).stat().st_mtime < course_notebooks.source_path(d, ROOT).stat().st_mtime]
+    if stale:
+        pytest.fail(f"the built site is older than {stale}: run `make book` first")
+    return SITE
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002  (the base class's name)
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site: Path):
+    """Base URL of a local HTTP server for the site (loopback, an ephemeral port)."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def chromium_path() -> str:
+    candidates = [os.environ.get("CHROMIUM"), shutil.which("chromium"),
+                  shutil.which("chromium-browser"), shutil.which("google-chrome")]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.fail("no Chromium found: install Debian's `chromium` package "
+                "(`.ci/run` does it on a clean machine) or set CHROMIUM=/path/to/chrome")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                             args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageProblems:
+    """What went wrong while a page loaded: console errors, script errors, failed requests."""
+
+    def __init__(self, page, base_url: str):
+        self.console: list[str] = []
+        self.failed: list[str] = []
+        self.external: list[str] = []
+        page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}")
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        host = urlsplit(base_url).netloc
+
+        def only_local(route):
+            # The site must work offline: any request off this server is a bug.
+            if urlsplit(route.request.url).netloc == host or route.request.url.startswith("data:"):
+                route.continue_()
+            else:
+                self.external.append(route.request.url)
+                route.abort()
+
+        page.route("**/*", only_local)
+
+    def all(self) -> list[str]:
+        return self.console + self.failed + [f"external request: {u}" for u in self.external]
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=server)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.problems = PageProblems(page, server)
+    yield page
+    context.close()

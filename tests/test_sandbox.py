@@ -1,0 +1,157 @@
+"""The grading sandbox: what student code can and cannot do inside it.
+
+Where full isolation is available (Linux, root, util-linux: how the course is
+graded and how CI runs) the isolation itself is asserted; where it is not, that
+the sandbox says so loudly and still applies its resource limits.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from grading_support import ROOT
+
+sys.path.insert(0, str(ROOT))
+from autograder import sandbox  # noqa: E402
+
+ISOLATED = not sandbox.missing_facilities()
+
+
+def run(code, workdir, timeout=60, **options):
+    cmd = sandbox.command([sys.executable, "-I", "-c", code], str(workdir), **options)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "data.txt").write_text("released data")
+    (folder / "notebook.ipynb").write_text("{}")
+    (tmp_path / "other-student.txt").write_text("someone else's work")
+    return folder
+
+
+def test_describe_says_what_is_isolated():
+    text = sandbox.describe()
+    assert ("full isolation" in text) == ISOLATED
+    assert ("DEGRADED" in text) == (not ISOLATED)
+
+
+def test_own_folder_is_a_private_copy_without_notebooks(workdir):
+    done = run("import os\nprint(sorted(os.listdir('.')))\nopen('new.txt', 'w').write('x')\n"
+               "print(open('data.txt').read())", workdir)
+    assert done.returncode == 0, done.stderr
+    assert "released data" in done.stdout
+    if ISOLATED:
+        assert "['data.txt']" in done.stdout              # the notebook (with hidden tests) is not there
+        assert not (workdir / "new.txt").exists()          # writes stay inside the sandbox
+    else:
+        assert "DEGRADED" in done.stderr
+
+
+def test_runs_as_an_unprivileged_user_without_groups(workdir):
+    done = run("import os\nprint(os.getuid(), os.getgid(), os.getgroups())", workdir, slot=3)
+    uid = str(sandbox.BASE_UID + 3)
+    if ISOLATED:
+        assert done.stdout.split()[:2] == [uid, uid] and "[]" in done.stdout
+    else:
+        assert "DEGRADED" in done.stderr
+
+
+def test_nothing_else_is_visible(workdir):
+    code = f"""
+import os
+for path in [{str(ROOT / 'README.md')!r}, {str(ROOT / 'solutions')!r}, {str(workdir.parent / 'other-student.txt')!r},
+             '/root', '/home', '/var']:
+    try:
+        print('VISIBLE' if os.listdir(path) if os.path.isdir(path) else open(path).read(1) else 'EMPTY', path)
+    except OSError as error:
+        print('HIDDEN', path, type(error).__name__)
+"""
+    done = run(code, workdir)
+    if ISOLATED:
+        assert "VISIBLE" not in done.stdout, done.stdout
+    else:
+        assert "DEGRADED" in done.stderr
+
+
+def test_no_network(workdir):
+    code = """
+import socket
+for address in [("1.1.1.1", 53), ("127.0.0.1", 80)]:
+    try:
+        socket.create_connection(address, timeout=3)
+        print("CONNECTED", address)
+    except OSError as error:
+        print("BLOCKED", address, error)
+"""
+    done = run(code, workdir)
+    if ISOLATED:
+        assert done.stdout.count("BLOCKED") == 2, done.stdout
+    else:
+        assert "DEGRADED" in done.stderr
+
+
+def test_read_only_system(workdir):
+    done = run("open('/usr/lib/evil', 'w')", workdir)
+    assert done.returncode != 0
+    assert ("Read-only file system" in done.stderr or "Permission denied" in done.stderr) or not ISOLATED
+
+
+def test_memory_limit(workdir):
+    done = run("import numpy as np\ntry:\n    np.ones(2 ** 31)\n    print('ALLOCATED')\n"
+               "except MemoryError:\n    print('MemoryError')", workdir, limits={"memory_mb": 512})
+    assert "MemoryError" in done.stdout, done.stdout + done.stderr
+
+
+def test_wall_clock_limit_kills_everything(workdir):
+    marker = f"sleep-{uuid.uuid4().hex}"
+    code = f"""
+import subprocess, time
+subprocess.Popen(["sh", "-c", "exec -a {marker} sleep 300"])
+time.sleep(300)
+"""
+    started = time.monotonic()
+    done = run(code, workdir, limits={"wall_seconds": 3})
+    assert time.monotonic() - started < 30
+    assert done.returncode != 0 and "wall-clock limit" in done.stderr
+    time.sleep(0.5)
+    survivors = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    for pid in survivors:   # clean up before failing, whatever happens
+        subprocess.run(["kill", "-9", pid])
+    if ISOLATED:
+        assert survivors == [], "a process started in the sandbox outlived it"
+
+
+def test_off_is_loud_and_keeps_the_limits(workdir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_SANDBOX", "off")
+    done = run("import numpy as np\ntry:\n    np.ones(2 ** 31)\nexcept MemoryError:\n    print('MemoryError')",
+               workdir, limits={"memory_mb": 512})
+    assert "DEGRADED" in done.stderr and "ATTENTION_SANDBOX=off" in done.stderr
+    assert "MemoryError" in done.stdout
+
+
+def test_strict_refuses_to_run_without_isolation(workdir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_SANDBOX", "strict")
+    monkeypatch.setattr(sandbox, "missing_facilities", lambda: ["not running as root"])
+    with pytest.raises(RuntimeError, match="not running as root"):
+        sandbox.command([sys.executable, "-c", "pass"], str(workdir))
+
+
+def test_unknown_mode_is_an_error(monkeypatch):
+    monkeypatch.setenv("ATTENTION_SANDBOX", "maybe")
+    with pytest.raises(SystemExit, match="auto, strict or off"):
+        sandbox.mode()
+
+
+def test_grading_kernelspec_runs_the_sandbox():
+    import json
+
+    spec = json.loads((ROOT / "autograder" / "kernels" / "attention-sandbox" / "kernel.json").read_text())
+    assert spec["argv"][1:3] == ["{resource_dir}/../../sandbox.py", "kernel"]
+    assert os.path.exists(os.path.join(ROOT, "autograder", "sandbox.py"))
