@@ -17,9 +17,15 @@ Modules, in reading order:
 * :mod:`attention_course.self_attention` -- self-attention with Q/K/V projections.
 * :mod:`attention_course.multi_head` -- multi-head attention with the weight
   layout of ``keras.layers.MultiHeadAttention``.
+* :mod:`attention_course.positional_encoding` -- sinusoidal positions.
+* :mod:`attention_course.normalization` -- layer and batch normalization.
+* :mod:`attention_course.transformer` -- encoder and decoder blocks and the
+  whole encoder--decoder Transformer, loadable from the Keras model's weights.
+* :mod:`attention_course.vision` -- patches, the Vision Transformer and
+  attention rollout (chapter 14).
 * :mod:`attention_course.data` -- toy data sets, generated from a seed.
 * :mod:`attention_course.models` -- the Keras models the chapters train.
-* :mod:`attention_course.decoding` -- greedy decoding.
+* :mod:`attention_course.decoding` -- greedy decoding and beam search.
 * :mod:`attention_course.captioning` -- scoring captions of the shapes images.
 * :mod:`attention_course.plotting` -- attention heatmaps and curves.
 """

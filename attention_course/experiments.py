@@ -62,27 +62,39 @@ class TranslationRun:
 
 
 def decode_test_set(model, test, batch_size: int = 500):
-    """Greedy-decode every test sentence with ``model.greedy_step``."""
+    """Greedy-decode every test sentence with ``model.greedy_step``.
+
+    Batches are formed from sentences of similar length (the results come
+    back in the test set's order): a batch stops as soon as its longest
+    sentence is finished, so short batches take few steps.
+    """
     start = toy_translation.TARGET_VOCAB.index[toy_translation.START]
     end = toy_translation.TARGET_VOCAB.index[toy_translation.END]
     steps = test.decoder_target.shape[1]
+    order = np.argsort(test.lengths, kind="stable")
     tokens, attention = [], []
     for i in range(0, len(test), batch_size):
-        source = test.source[i:i + batch_size]
+        source = test.source[order[i:i + batch_size]]
         step, state = model.greedy_step(source)
         t, a = decoding.greedy_decode(step, state, len(source), start, end, steps)
         tokens.append(t)
         attention.append(a)
-    attention = None if attention[0] is None else np.concatenate(attention)
-    return np.concatenate(tokens), attention
+    unsort = np.argsort(order)
+    attention = None if attention[0] is None else np.concatenate(attention)[unsort]
+    return np.concatenate(tokens)[unsort], attention
 
 
 def run_translation(name: str, build_model, config: dict, epochs: int, batch_size: int = 64,
-                    learning_rate: float = 3e-3, seed: int = 0, modules=()) -> TranslationRun:
+                    learning_rate: float = 3e-3, seed: int = 0, modules=(),
+                    warmup_steps: int | None = None) -> TranslationRun:
     """Train ``build_model(**config)`` on the toy task, or load the cached result.
 
     ``modules`` are the modules whose source defines the model; with this
-    module, the data and the decoder they key the cache.
+    module, the data and the decoder they key the cache.  With
+    ``warmup_steps``, the learning rate rises linearly from 0 to
+    ``learning_rate`` over that many steps and then decays to 0 along a cosine
+    by the end of training (the usual schedule for Transformers); without it,
+    it stays constant.
     """
     import keras
 
@@ -95,6 +107,8 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     model = build_model(**config)
     model([train.source[:2], train.decoder_input[:2]])  # build the weights
 
+    if warmup_steps is not None:
+        settings["warmup_steps"] = warmup_steps
     if folder.exists():
         model.load_weights(folder / "model.weights.h5")
         meta = json.loads((folder / "meta.json").read_text())
@@ -103,7 +117,12 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
         return TranslationRun(name, model, meta["history"], meta["train_seconds"],
                               arrays["predictions"], attention, arrays["correct"])
 
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0),
+    schedule = learning_rate
+    if warmup_steps is not None:
+        total_steps = epochs * -(-len(train) // batch_size)
+        schedule = keras.optimizers.schedules.CosineDecay(
+            0.0, total_steps - warmup_steps, warmup_target=learning_rate, warmup_steps=warmup_steps)
+    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
     started = time.perf_counter()
     history = model.fit([train.source, train.decoder_input], train.decoder_target,
@@ -139,3 +158,24 @@ def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun
     name = "rnn-attention" if attention else "rnn-no-attention"
     return run_translation(name, rnn_seq2seq.RNNSeq2Seq, config, epochs=epochs,
                            modules=(rnn_seq2seq,))
+
+
+def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
+    """Chapter 11's encoder--decoder Transformer; ``config`` overrides the defaults below.
+
+    The ablations of chapter 11 change one setting each (``num_heads``,
+    ``positions``, ``scale_attention``, ``pre_ln``) and train for fewer epochs.
+    """
+    from .models import transformer
+
+    defaults = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
+                "target_vocab_size": len(toy_translation.TARGET_VOCAB),
+                "max_length": SPLIT["max_length"] + 2, "d_model": 64, "num_heads": 4, "d_ff": 128,
+                "num_layers": 2, "pre_ln": True, "positions": "sinusoidal",
+                "scale_attention": True}
+    unknown = set(config) - set(defaults) - {"causal", "scale_embeddings", "dropout", "epsilon"}
+    if unknown:
+        raise ValueError(f"unknown Transformer settings: {sorted(unknown)}")
+    config = {**defaults, **config}
+    return run_translation("transformer", transformer.Transformer, config, epochs=epochs,
+                           learning_rate=3e-3, warmup_steps=200, modules=(transformer,))

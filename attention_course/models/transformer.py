@@ -1,0 +1,353 @@
+"""The encoder--decoder Transformer (Vaswani et al., 2017) in Keras.
+
+Layers, from the bottom up:
+
+* :func:`sinusoids` and :class:`PositionalEmbedding` -- token embedding plus
+  sinusoidal or learned positions (chapter 7);
+* :class:`FeedForward` -- the position-wise network ``d -> d_ff -> d``;
+* :class:`EncoderBlock` and :class:`DecoderBlock` -- attention and
+  feed-forward sub-layers, each wrapped in a residual connection and a layer
+  normalization, placed after the sum (post-LN, the paper) or before the
+  sub-layer (pre-LN), a switch (chapters 8--10);
+* :class:`Transformer` -- the whole encoder--decoder translator (chapter 11),
+  with the switches the ablations of chapter 11 need: number of heads, kind of
+  positions, scaled or unscaled attention, post- or pre-LN.
+
+:mod:`attention_course.transformer` is the same model in NumPy; its
+``from_keras`` methods read the weights of these layers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+POSITION_KINDS = ("sinusoidal", "learned", "none")
+
+
+def sinusoids(length, d_model: int, base: float = 10000.0, dtype="float32"):
+    """``(length, d_model)`` sinusoidal positions, written with ``keras.ops`` (TensorFlow here).
+
+    The same numbers as :func:`attention_course.positional_encoding.sinusoidal_encoding`,
+    computed another way: frequencies as ``exp(-log(base) * 2i / d)`` and the
+    sines and cosines interleaved by stacking and reshaping.  The angles are
+    formed in float64: in float32, ``pos * omega`` loses about ``pos * 6e-8``
+    radians, visible after a few hundred positions.
+    """
+    if d_model % 2:
+        raise ValueError(f"d_model must be even (pairs of sin and cos), got {d_model}")
+    positions = ops.cast(ops.arange(length), "float64")[:, None]                   # (T, 1)
+    omega = ops.exp(ops.cast(ops.arange(0, d_model, 2), "float64")
+                    * (-math.log(base) / d_model))[None, :]                       # (1, d/2)
+    angles = positions * omega                                                    # (T, d/2)
+    pairs = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)                # (T, d/2, 2)
+    return ops.cast(ops.reshape(pairs, (length, d_model)), dtype)
+
+
+class UnscaledMultiHeadAttention(keras.layers.MultiHeadAttention):
+    """``keras.layers.MultiHeadAttention`` without the ``1 / sqrt(key_dim)`` (an ablation only).
+
+    Keras keeps the factor in a private attribute; a test checks that setting
+    it to 1 gives ``softmax(Q K^T) V``, so a change in Keras cannot go unnoticed.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._inverse_sqrt_key_dim = 1.0
+
+
+class PositionalEmbedding(keras.layers.Layer):
+    """Token ids ``(B, T)`` -> ``embedding * sqrt(d) + position`` vectors ``(B, T, d)``.
+
+    ``positions``: ``"sinusoidal"`` (fixed), ``"learned"`` (a trainable table of
+    ``max_length`` vectors) or ``"none"`` (the ablation: no order information).
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, max_length: int,
+                 positions: str = "sinusoidal", scale: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        if positions not in POSITION_KINDS:
+            raise ValueError(f"positions must be one of {POSITION_KINDS}, got {positions!r}")
+        self.d_model, self.max_length = d_model, max_length
+        self.positions, self.scale = positions, scale
+        self.token_embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
+        self.position_embedding = (
+            keras.layers.Embedding(max_length, d_model, name="position_embedding")
+            if positions == "learned" else None)
+
+    def call(self, tokens):
+        x = self.token_embedding(tokens)
+        if self.scale:  # as in the paper: embeddings and positions on a similar scale
+            x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
+        length = ops.shape(tokens)[1]
+        if self.positions == "sinusoidal":
+            x = x + sinusoids(length, self.d_model, dtype=x.dtype)[None]
+        elif self.positions == "learned":
+            x = x + self.position_embedding(ops.arange(length))[None]
+        return x
+
+
+class FeedForward(keras.layers.Layer):
+    """Position-wise feed-forward network: ``Dense(d_ff, relu)`` then ``Dense(d_model)``."""
+
+    def __init__(self, d_model: int, d_ff: int, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden = keras.layers.Dense(d_ff, activation="relu", name="hidden")
+        self.output_dense = keras.layers.Dense(d_model, name="output_dense")
+
+    def call(self, x):
+        return self.output_dense(self.hidden(x))
+
+
+def _attention(d_model: int, num_heads: int, scale: bool, name: str):
+    if d_model % num_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+    cls = keras.layers.MultiHeadAttention if scale else UnscaledMultiHeadAttention
+    return cls(num_heads=num_heads, key_dim=d_model // num_heads, name=name)
+
+
+class _Block(keras.layers.Layer):
+    """What both blocks share: the residual + layer-norm wrapper, post- or pre-LN."""
+
+    def __init__(self, pre_ln: bool, dropout: float, epsilon: float, **kwargs):
+        super().__init__(**kwargs)
+        self.pre_ln = pre_ln
+        self.epsilon = epsilon
+        self.dropout = keras.layers.Dropout(dropout)
+
+    def _norm(self, name):
+        return keras.layers.LayerNormalization(epsilon=self.epsilon, name=name)
+
+    @staticmethod
+    def _attend(layer, query, value, return_scores: bool, **kwargs):
+        """``(output, scores)``; asking Keras for no scores lets it use its fused kernel."""
+        if return_scores:
+            return layer(query, value, return_attention_scores=True, **kwargs)
+        return layer(query, value, **kwargs), None
+
+    def sublayer(self, x, norm, function, training=None):
+        """``x + f(norm(x))`` (pre-LN) or ``norm(x + f(x))`` (post-LN); ``f`` returns ``(y, extra)``."""
+        if self.pre_ln:
+            y, extra = function(norm(x))
+            return x + self.dropout(y, training=training), extra
+        y, extra = function(x)
+        return norm(x + self.dropout(y, training=training)), extra
+
+
+class EncoderBlock(_Block):
+    """Self-attention and feed-forward, each wrapped in residual + layer norm.
+
+    ``call(x (B, S, d), padding_mask (B, S) or None)`` -> ``(B, S, d)``, and
+    the attention weights ``(B, heads, S, S)`` with ``return_attention_scores``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, pre_ln: bool = False,
+                 dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
+                 **kwargs):
+        super().__init__(pre_ln, dropout, epsilon, **kwargs)
+        self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
+        self.attention_norm = self._norm("attention_norm")
+        self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
+        self.feed_forward_norm = self._norm("feed_forward_norm")
+
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+        mask = None if padding_mask is None else ops.cast(padding_mask, "bool")[:, None, :]
+
+        def attend(h):
+            return self._attend(self.self_attention, h, h, return_attention_scores,
+                                attention_mask=mask, training=training)
+
+        x, scores = self.sublayer(x, self.attention_norm, attend, training)
+        x, _ = self.sublayer(x, self.feed_forward_norm, lambda h: (self.feed_forward(h), None),
+                             training)
+        return (x, scores) if return_attention_scores else x
+
+
+class DecoderBlock(_Block):
+    """Masked self-attention, cross-attention to the encoder, feed-forward.
+
+    ``call(y (B, T, d), memory (B, S, d), source_mask (B, S) or None)`` ->
+    ``(B, T, d)``; with ``return_attention_scores`` also the self- and
+    cross-attention weights.  ``causal=False`` removes the causal mask (for
+    the leakage demonstration of chapter 10 only).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, pre_ln: bool = False,
+                 dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
+                 causal: bool = True, **kwargs):
+        super().__init__(pre_ln, dropout, epsilon, **kwargs)
+        self.causal = causal
+        self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
+        self.self_attention_norm = self._norm("self_attention_norm")
+        self.cross_attention = _attention(d_model, num_heads, scale_attention, "cross_attention")
+        self.cross_attention_norm = self._norm("cross_attention_norm")
+        self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
+        self.feed_forward_norm = self._norm("feed_forward_norm")
+
+    def call(self, y, memory, source_mask=None, training=None, return_attention_scores=False):
+        cross_mask = None if source_mask is None else ops.cast(source_mask, "bool")[:, None, :]
+
+        def self_attend(h):
+            return self._attend(self.self_attention, h, h, return_attention_scores,
+                                use_causal_mask=self.causal, training=training)
+
+        def cross_attend(h):
+            return self._attend(self.cross_attention, h, memory, return_attention_scores,
+                                attention_mask=cross_mask, training=training)
+
+        y, self_scores = self.sublayer(y, self.self_attention_norm, self_attend, training)
+        y, cross_scores = self.sublayer(y, self.cross_attention_norm, cross_attend, training)
+        y, _ = self.sublayer(y, self.feed_forward_norm, lambda h: (self.feed_forward(h), None),
+                             training)
+        return (y, self_scores, cross_scores) if return_attention_scores else y
+
+
+class Transformer(keras.Model):
+    """Encoder--decoder Transformer translator.
+
+    Inputs: ``source (B, S)`` and ``decoder_input (B, T)`` integer ids
+    (0 = padding); output: logits ``(B, T, target_vocab_size)`` for the next
+    target word -- the same interface as :class:`~attention_course.models.rnn_seq2seq.RNNSeq2Seq`.
+    """
+
+    def __init__(self, source_vocab_size: int, target_vocab_size: int, max_length: int = 32,
+                 d_model: int = 64, num_heads: int = 4, d_ff: int = 128, num_layers: int = 2,
+                 pre_ln: bool = True, positions: str = "sinusoidal", scale_attention: bool = True,
+                 scale_embeddings: bool = True, causal: bool = True, dropout: float = 0.0,
+                 epsilon: float = 1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.max_length, self.d_model = max_length, d_model
+        self.pre_ln, self.scale_attention = pre_ln, scale_attention
+        self.scale_embeddings, self.causal = scale_embeddings, causal
+        block = {"d_model": d_model, "num_heads": num_heads, "d_ff": d_ff, "pre_ln": pre_ln,
+                 "dropout": dropout, "scale_attention": scale_attention, "epsilon": epsilon}
+        self.source_embedding = PositionalEmbedding(source_vocab_size, d_model, max_length, positions,
+                                                    scale_embeddings, name="source_embedding")
+        self.target_embedding = PositionalEmbedding(target_vocab_size, d_model, max_length, positions,
+                                                    scale_embeddings, name="target_embedding")
+        self.encoder_blocks = [EncoderBlock(**block, name=f"encoder_{i}") for i in range(num_layers)]
+        self.decoder_blocks = [DecoderBlock(**block, causal=causal, name=f"decoder_{i}")
+                               for i in range(num_layers)]
+        # Pre-LN leaves the residual stream un-normalised after the last block.
+        final_norm = (lambda name: keras.layers.LayerNormalization(epsilon=epsilon, name=name))
+        self.final_encoder_norm = final_norm("final_encoder_norm") if pre_ln else None
+        self.final_decoder_norm = final_norm("final_decoder_norm") if pre_ln else None
+        self.dropout = keras.layers.Dropout(dropout)
+        self.classifier = keras.layers.Dense(target_vocab_size, name="classifier")
+
+    def encode(self, source, training=None, return_attention_scores=False):
+        """``source (B, S)`` -> memory ``(B, S, d)``, the padding mask ``(B, S)`` (and attention)."""
+        source_mask = ops.not_equal(source, 0)
+        x = self.dropout(self.source_embedding(source), training=training)
+        scores = []
+        for block in self.encoder_blocks:
+            if return_attention_scores:
+                x, s = block(x, source_mask, training=training, return_attention_scores=True)
+                scores.append(s)
+            else:
+                x = block(x, source_mask, training=training)
+        if self.final_encoder_norm is not None:
+            x = self.final_encoder_norm(x)
+        return (x, source_mask, scores) if return_attention_scores else (x, source_mask)
+
+    def decode(self, decoder_input, memory, source_mask, training=None,
+               return_attention_scores=False):
+        """``decoder_input (B, T)`` -> logits ``(B, T, V)`` (and per-layer self/cross attention)."""
+        y = self.dropout(self.target_embedding(decoder_input), training=training)
+        self_scores, cross_scores = [], []
+        for block in self.decoder_blocks:
+            if return_attention_scores:
+                y, s, c = block(y, memory, source_mask, training=training,
+                                return_attention_scores=True)
+                self_scores.append(s)
+                cross_scores.append(c)
+            else:
+                y = block(y, memory, source_mask, training=training)
+        if self.final_decoder_norm is not None:
+            y = self.final_decoder_norm(y)
+        logits = self.classifier(y)
+        return (logits, self_scores, cross_scores) if return_attention_scores else logits
+
+    def call(self, inputs, training=None):
+        source, decoder_input = inputs
+        memory, source_mask = self.encode(source, training=training)
+        return self.decode(decoder_input, memory, source_mask, training=training)
+
+    def attention_maps(self, source, decoder_input) -> dict[str, np.ndarray]:
+        """Teacher-forced attention weights, NumPy, each ``(layers, B, heads, T_q, T_k)``.
+
+        Keys: ``"encoder"`` (source self-attention), ``"decoder_self"`` and ``"cross"``.
+        """
+        memory, source_mask, encoder = self.encode(source, return_attention_scores=True)
+        _, decoder_self, cross = self.decode(decoder_input, memory, source_mask,
+                                             return_attention_scores=True)
+        stack = lambda scores: np.stack([ops.convert_to_numpy(s) for s in scores])  # noqa: E731
+        return {"encoder": stack(encoder), "decoder_self": stack(decoder_self), "cross": stack(cross)}
+
+    def _last_position_function(self):
+        """A compiled ``(padded prefix, memory, source mask, t) -> (logits, attention)`` at position ``t``."""
+        if getattr(self, "_last_position", None) is None:
+            import tensorflow as tf  # the course runs Keras on TensorFlow
+
+            def last_position(padded, memory, source_mask, t):
+                logits, _, cross = self.decode(padded, memory, source_mask,
+                                               return_attention_scores=True)
+                attention = ops.mean(cross[-1], axis=1)                 # (B, T, S) over heads
+                return ops.take(logits, t, axis=1), ops.take(attention, t, axis=1)
+
+            self._last_position = tf.function(last_position, reduce_retracing=True)
+        return self._last_position
+
+    def greedy_step(self, source):
+        """A ``step`` function for :mod:`attention_course.decoding` (greedy or beam search).
+
+        Encodes ``source`` once; every step re-reads the whole prefix (no
+        key/value cache: chapter 13 adds one) and returns the next-word logits
+        ``(B, V)`` and the last layer's cross-attention of the newest position,
+        averaged over the heads, ``(B, S)``.  There is no state to carry.
+
+        The prefix is padded with zeros to the next multiple of 8 tokens, so
+        that the steps share a few compiled graphs instead of tracing one per
+        length.  The padding cannot change the logits at the prefix's last
+        position: the causal mask hides every later position from it
+        (chapter 10 tests exactly this).
+        """
+        memory, source_mask = self.encode(source)
+        last_position = self._last_position_function()
+
+        def step(tokens, state):
+            tokens = np.asarray(tokens)
+            if tokens.shape[1] > self.max_length:
+                raise ValueError(f"a prefix of {tokens.shape[1]} tokens is longer than "
+                                 f"max_length={self.max_length}")
+            width = min(-(-tokens.shape[1] // 8) * 8, self.max_length)
+            padded = np.zeros((tokens.shape[0], width), dtype="int32")
+            padded[:, : tokens.shape[1]] = tokens
+            logits, attention = last_position(padded, memory, source_mask,
+                                              np.int32(tokens.shape[1] - 1))
+            return ops.convert_to_numpy(logits), state, ops.convert_to_numpy(attention)
+
+        return step, None
+
+
+def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6, d_model: int = 32,
+                   num_heads: int = 4, d_ff: int = 64, pre_ln: bool = False,
+                   max_length: int = 32) -> keras.Model:
+    """An encoder-only stack that labels every input token: ``(B, S)`` ids -> ``(B, S, num_classes)`` logits.
+
+    Chapter 8 trains it, deep and briefly, to compare post-LN and pre-LN: the
+    toy translation task is a tagging task for it (each source word is given
+    the target word at its position), so no decoder is needed.
+    """
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    padding_mask = ops.not_equal(tokens, 0)
+    x = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")(tokens)
+    for i in range(num_layers):
+        x = EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln, name=f"encoder_{i}")(x, padding_mask)
+    if pre_ln:
+        x = keras.layers.LayerNormalization(epsilon=1e-5, name="final_norm")(x)
+    logits = keras.layers.Dense(num_classes, name="classifier")(x)
+    return keras.Model(tokens, logits, name=f"{'pre' if pre_ln else 'post'}_ln_encoder")

@@ -1,0 +1,356 @@
+"""The Transformer of Vaswani et al. (2017), in NumPy, with the weights of the Keras blocks.
+
+Built from the pieces of the earlier chapters:
+:func:`~attention_course.multi_head.multi_head_attention` (chapter 6), the
+sinusoidal positions of :mod:`~attention_course.positional_encoding` (chapter 7)
+and :func:`~attention_course.normalization.layer_norm` (chapter 8).
+
+Every sub-layer ``f`` (attention or feed-forward) is wrapped in a residual
+connection and a layer normalization, in one of two placements::
+
+    post-LN (the paper):   x = LayerNorm(x + f(x))
+    pre-LN  (GPT-2 on):    x = x + f(LayerNorm(x))
+
+Every weight class has ``from_keras`` to copy the weights out of the
+corresponding layer of :mod:`attention_course.models.transformer`, so the two
+implementations can be compared number for number.
+
+Shapes: ``B`` batch, ``S`` source length, ``T`` target length, ``d`` model width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_float_array, as_mask
+from .multi_head import MultiHeadAttentionWeights, multi_head_attention
+from .normalization import LayerNormWeights
+from .positional_encoding import sinusoidal_encoding
+
+
+def _numpy(variable):
+    import keras
+
+    return None if variable is None else keras.ops.convert_to_numpy(variable)
+
+
+def _check_sequence(x, name: str, width: int) -> np.ndarray:
+    x = as_float_array(x, name)
+    if x.ndim != 3 or x.shape[-1] != width:
+        raise ValueError(f"{name} must have shape (B, T, d_model={width}); got {x.shape}")
+    return x
+
+
+def _key_padding(mask, name: str, batch: int, length: int) -> np.ndarray | None:
+    """A ``(B, S)`` padding mask (True = real token) as ``(B, 1, S)``, for every query."""
+    if mask is None:
+        return None
+    return as_mask(mask, name, (batch, length), "(B, S)")[:, None, :]
+
+
+# ----------------------------------------------------------------------------
+# Position-wise feed-forward network
+# ----------------------------------------------------------------------------
+
+@dataclass
+class FeedForwardWeights:
+    """``FFN(x) = relu(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``."""
+
+    kernel_1: np.ndarray
+    bias_1: np.ndarray
+    kernel_2: np.ndarray
+    bias_2: np.ndarray
+
+    def __post_init__(self):
+        for name in ("kernel_1", "bias_1", "kernel_2", "bias_2"):
+            setattr(self, name, as_float_array(getattr(self, name), name))
+        d, d_ff = self.kernel_1.shape
+        expected = {"bias_1": (d_ff,), "kernel_2": (d_ff, d), "bias_2": (d,)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"{name} must have shape {shape} to match kernel_1 "
+                                 f"{self.kernel_1.shape}; got {getattr(self, name).shape}")
+
+    @classmethod
+    def from_keras(cls, layer) -> "FeedForwardWeights":
+        """From a built :class:`attention_course.models.transformer.FeedForward`."""
+        return cls(_numpy(layer.hidden.kernel), _numpy(layer.hidden.bias),
+                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias))
+
+
+def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
+    """The same two-layer network applied to every position on its own.
+
+    ``x (..., T, d) -> (..., T, d)``, through a hidden layer of width ``d_ff``
+    (four times ``d`` in the paper).  "Position-wise": no position sees another.
+    """
+    x = as_float_array(x, "x")
+    if x.shape[-1] != weights.kernel_1.shape[0]:
+        raise ValueError(f"x has {x.shape[-1]} features but the feed-forward network expects "
+                         f"{weights.kernel_1.shape[0]}")
+    hidden = np.maximum(x @ weights.kernel_1 + weights.bias_1, 0.0)
+    return hidden @ weights.kernel_2 + weights.bias_2
+
+
+def residual(x, sublayer, norm: LayerNormWeights, pre_ln: bool):
+    """``x + sublayer(norm(x))`` (pre-LN) or ``norm(x + sublayer(x))`` (post-LN).
+
+    ``sublayer`` returns ``(output, extra)``; ``extra`` (attention weights) is
+    passed through: the function returns ``(new x, extra)``.
+    """
+    if pre_ln:
+        out, extra = sublayer(norm(x))
+        return x + out, extra
+    out, extra = sublayer(x)
+    return norm(x + out), extra
+
+
+# ----------------------------------------------------------------------------
+# Encoder block
+# ----------------------------------------------------------------------------
+
+@dataclass
+class EncoderBlockWeights:
+    """Self-attention, feed-forward network and the two layer norms of one encoder block."""
+
+    self_attention: MultiHeadAttentionWeights
+    attention_norm: LayerNormWeights
+    feed_forward: FeedForwardWeights
+    feed_forward_norm: LayerNormWeights
+
+    @property
+    def d_model(self) -> int:
+        return self.feed_forward.kernel_1.shape[0]
+
+    @classmethod
+    def from_keras(cls, block) -> "EncoderBlockWeights":
+        """From a built :class:`attention_course.models.transformer.EncoderBlock`."""
+        return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
+                   LayerNormWeights.from_keras(block.attention_norm),
+                   FeedForwardWeights.from_keras(block.feed_forward),
+                   LayerNormWeights.from_keras(block.feed_forward_norm))
+
+
+def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bool = False):
+    """One encoder block: self-attention then feed-forward, each with residual + layer norm.
+
+    Args:
+        x: ``(B, S, d)`` the source tokens' vectors.
+        weights: the block's parameters.
+        padding_mask: optional ``(B, S)``, True for real tokens: padding is
+            hidden from every query (the padded positions' own outputs are
+            computed too, and ignored by whoever reads them).
+        pre_ln: layer norm before each sub-layer (True) or after the residual
+            sum (False, the original Transformer).
+
+    Returns:
+        ``output (B, S, d)`` and the self-attention weights ``(B, heads, S, S)``.
+    """
+    x = _check_sequence(x, "x", weights.d_model)
+    mask = _key_padding(padding_mask, "padding_mask", x.shape[0], x.shape[1])
+
+    def attend(h):
+        return multi_head_attention(h, h, weights.self_attention, attention_mask=mask)
+
+    def ffn(h):
+        return feed_forward(h, weights.feed_forward), None
+
+    x, attention = residual(x, attend, weights.attention_norm, pre_ln)
+    x, _ = residual(x, ffn, weights.feed_forward_norm, pre_ln)
+    return x, attention
+
+
+# ----------------------------------------------------------------------------
+# Decoder block
+# ----------------------------------------------------------------------------
+
+@dataclass
+class DecoderBlockWeights:
+    """Masked self-attention, cross-attention, feed-forward and three layer norms."""
+
+    self_attention: MultiHeadAttentionWeights
+    self_attention_norm: LayerNormWeights
+    cross_attention: MultiHeadAttentionWeights
+    cross_attention_norm: LayerNormWeights
+    feed_forward: FeedForwardWeights
+    feed_forward_norm: LayerNormWeights
+
+    @property
+    def d_model(self) -> int:
+        return self.feed_forward.kernel_1.shape[0]
+
+    @classmethod
+    def from_keras(cls, block) -> "DecoderBlockWeights":
+        """From a built :class:`attention_course.models.transformer.DecoderBlock`."""
+        return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
+                   LayerNormWeights.from_keras(block.self_attention_norm),
+                   MultiHeadAttentionWeights.from_keras(block.cross_attention),
+                   LayerNormWeights.from_keras(block.cross_attention_norm),
+                   FeedForwardWeights.from_keras(block.feed_forward),
+                   LayerNormWeights.from_keras(block.feed_forward_norm))
+
+
+def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
+                  pre_ln: bool = False, causal: bool = True):
+    """One decoder block: masked self-attention, cross-attention, feed-forward.
+
+    Args:
+        y: ``(B, T, d)`` the target prefix's vectors (teacher forcing: the
+            true previous words).
+        memory: ``(B, S, d)`` the encoder's output, read by the cross-attention.
+        weights: the block's parameters.
+        source_mask: optional ``(B, S)``, True for real source tokens.
+        pre_ln: see :func:`encoder_block`.
+        causal: hide target positions ``j > i`` from position ``i`` (always, in
+            a real decoder; ``False`` shows what leaks without the mask).
+
+    Returns:
+        ``output (B, T, d)``, the self-attention weights ``(B, heads, T, T)``
+        and the cross-attention weights ``(B, heads, T, S)``.
+    """
+    y = _check_sequence(y, "y", weights.d_model)
+    memory = _check_sequence(memory, "memory", weights.d_model)
+    if memory.shape[0] != y.shape[0]:
+        raise ValueError(f"y and memory must have the same batch size; got {y.shape} and {memory.shape}")
+    cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
+
+    def self_attend(h):
+        return multi_head_attention(h, h, weights.self_attention, use_causal_mask=causal)
+
+    def cross_attend(h):
+        return multi_head_attention(h, memory, weights.cross_attention, attention_mask=cross_mask)
+
+    def ffn(h):
+        return feed_forward(h, weights.feed_forward), None
+
+    y, self_weights = residual(y, self_attend, weights.self_attention_norm, pre_ln)
+    y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
+    y, _ = residual(y, ffn, weights.feed_forward_norm, pre_ln)
+    return y, self_weights, cross_weights
+
+
+# ----------------------------------------------------------------------------
+# The whole encoder--decoder
+# ----------------------------------------------------------------------------
+
+@dataclass
+class TransformerWeights:
+    """Every parameter of :class:`attention_course.models.transformer.Transformer`, and its settings.
+
+    ``source_positions`` / ``target_positions`` are ``(max_length, d)``: the
+    learned tables, or the sinusoids the Keras model adds (all zeros when the
+    model uses no positions at all).  ``final_*_norm`` exist for pre-LN only,
+    where the residual stream leaves the last block un-normalised.
+    """
+
+    source_embedding: np.ndarray            # (V_source, d)
+    target_embedding: np.ndarray            # (V_target, d)
+    source_positions: np.ndarray            # (max_length, d)
+    target_positions: np.ndarray            # (max_length, d)
+    encoder: list[EncoderBlockWeights]
+    decoder: list[DecoderBlockWeights]
+    classifier_kernel: np.ndarray           # (d, V_target)
+    classifier_bias: np.ndarray             # (V_target,)
+    final_encoder_norm: LayerNormWeights | None = None
+    final_decoder_norm: LayerNormWeights | None = None
+    pre_ln: bool = False
+    scale_embeddings: bool = True
+    causal: bool = True
+
+    @classmethod
+    def from_keras(cls, model) -> "TransformerWeights":
+        """From a built :class:`attention_course.models.transformer.Transformer`."""
+        if not model.built:
+            raise ValueError("the Keras model has no weights yet: call it once first")
+        if not model.scale_attention:
+            raise ValueError("the NumPy forward pass implements scaled attention only "
+                             "(the model was built with scale_attention=False)")
+
+        def positions(embedding):
+            if embedding.positions == "learned":
+                return _numpy(embedding.position_embedding.embeddings)
+            if embedding.positions == "sinusoidal":
+                return sinusoidal_encoding(embedding.max_length, embedding.d_model)
+            return np.zeros((embedding.max_length, embedding.d_model), np.float32)
+
+        def norm(layer):
+            return None if layer is None else LayerNormWeights.from_keras(layer)
+
+        return cls(
+            source_embedding=_numpy(model.source_embedding.token_embedding.embeddings),
+            target_embedding=_numpy(model.target_embedding.token_embedding.embeddings),
+            source_positions=positions(model.source_embedding),
+            target_positions=positions(model.target_embedding),
+            encoder=[EncoderBlockWeights.from_keras(b) for b in model.encoder_blocks],
+            decoder=[DecoderBlockWeights.from_keras(b) for b in model.decoder_blocks],
+            classifier_kernel=_numpy(model.classifier.kernel),
+            classifier_bias=_numpy(model.classifier.bias),
+            final_encoder_norm=norm(model.final_encoder_norm),
+            final_decoder_norm=norm(model.final_decoder_norm),
+            pre_ln=model.pre_ln, scale_embeddings=model.scale_embeddings, causal=model.causal)
+
+
+def embed(tokens, table: np.ndarray, positions: np.ndarray, scale: bool) -> np.ndarray:
+    """``(B, T)`` ids -> ``(B, T, d)``: token embedding (times ``sqrt(d)``) plus position ``t``'s vector."""
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError(f"tokens must be an integer array of shape (B, T); got {tokens.dtype} {tokens.shape}")
+    if tokens.shape[1] > len(positions):
+        raise ValueError(f"sequences of {tokens.shape[1]} tokens are longer than the "
+                         f"{len(positions)} positions the model knows")
+    x = table[tokens]
+    if scale:
+        x = x * x.dtype.type(np.sqrt(table.shape[1]))
+    return x + positions[: tokens.shape[1]]
+
+
+def encode(source, weights: TransformerWeights):
+    """``source (B, S)`` ids (0 = padding) -> memory ``(B, S, d)`` and the encoder's attention.
+
+    The attention is ``(layers, B, heads, S, S)``.
+    """
+    source = np.asarray(source)
+    source_mask = source != 0
+    x = embed(source, weights.source_embedding, weights.source_positions, weights.scale_embeddings)
+    attention = []
+    for block in weights.encoder:
+        x, a = encoder_block(x, block, padding_mask=source_mask, pre_ln=weights.pre_ln)
+        attention.append(a)
+    if weights.final_encoder_norm is not None:
+        x = weights.final_encoder_norm(x)
+    return x, np.stack(attention)
+
+
+def decode(decoder_input, memory, source, weights: TransformerWeights):
+    """Teacher-forced decoder: ``decoder_input (B, T)`` ids -> logits ``(B, T, V_target)``.
+
+    Also returns the self- and cross-attention weights,
+    ``(layers, B, heads, T, T)`` and ``(layers, B, heads, T, S)``.
+    """
+    source_mask = np.asarray(source) != 0
+    y = embed(decoder_input, weights.target_embedding, weights.target_positions,
+              weights.scale_embeddings)
+    self_attention, cross_attention = [], []
+    for block in weights.decoder:
+        y, s, c = decoder_block(y, memory, block, source_mask=source_mask, pre_ln=weights.pre_ln,
+                                causal=weights.causal)
+        self_attention.append(s)
+        cross_attention.append(c)
+    if weights.final_decoder_norm is not None:
+        y = weights.final_decoder_norm(y)
+    logits = y @ weights.classifier_kernel + weights.classifier_bias
+    return logits, np.stack(self_attention), np.stack(cross_attention)
+
+
+def transformer_forward(source, decoder_input, weights: TransformerWeights):
+    """The whole model: ``source (B, S)``, ``decoder_input (B, T)`` -> logits ``(B, T, V_target)``.
+
+    Returns ``(logits, attention)`` where ``attention`` is a dict with the
+    ``"encoder"``, ``"decoder_self"`` and ``"cross"`` weights of every layer.
+    """
+    memory, encoder_attention = encode(source, weights)
+    logits, self_attention, cross_attention = decode(decoder_input, memory, source, weights)
+    return logits, {"encoder": encoder_attention, "decoder_self": self_attention,
+                    "cross": cross_attention}
