@@ -168,26 +168,40 @@ def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bo
 
 @dataclass
 class DecoderBlockWeights:
-    """Masked self-attention, cross-attention, feed-forward and three layer norms."""
+    """Masked self-attention, cross-attention, feed-forward and three layer norms.
+
+    A decoder-only model (GPT, chapter 13) has no encoder to read: its blocks
+    have ``cross_attention`` and ``cross_attention_norm`` set to None.
+    """
 
     self_attention: MultiHeadAttentionWeights
     self_attention_norm: LayerNormWeights
-    cross_attention: MultiHeadAttentionWeights
-    cross_attention_norm: LayerNormWeights
+    cross_attention: MultiHeadAttentionWeights | None
+    cross_attention_norm: LayerNormWeights | None
     feed_forward: FeedForwardWeights
     feed_forward_norm: LayerNormWeights
+
+    def __post_init__(self):
+        if (self.cross_attention is None) != (self.cross_attention_norm is None):
+            raise ValueError("cross_attention and cross_attention_norm must both be given "
+                             "or both be None (a block without cross-attention)")
 
     @property
     def d_model(self) -> int:
         return self.feed_forward.kernel_1.shape[0]
 
+    @property
+    def has_cross_attention(self) -> bool:
+        return self.cross_attention is not None
+
     @classmethod
     def from_keras(cls, block) -> "DecoderBlockWeights":
         """From a built :class:`attention_course.models.transformer.DecoderBlock`."""
+        cross = block.cross_attention is not None
         return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
                    LayerNormWeights.from_keras(block.self_attention_norm),
-                   MultiHeadAttentionWeights.from_keras(block.cross_attention),
-                   LayerNormWeights.from_keras(block.cross_attention_norm),
+                   MultiHeadAttentionWeights.from_keras(block.cross_attention) if cross else None,
+                   LayerNormWeights.from_keras(block.cross_attention_norm) if cross else None,
                    FeedForwardWeights.from_keras(block.feed_forward),
                    LayerNormWeights.from_keras(block.feed_forward_norm))
 
@@ -199,7 +213,9 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
     Args:
         y: ``(B, T, d)`` the target prefix's vectors (teacher forcing: the
             true previous words).
-        memory: ``(B, S, d)`` the encoder's output, read by the cross-attention.
+        memory: ``(B, S, d)`` the encoder's output, read by the cross-attention;
+            None for a decoder-only model (GPT), whose blocks have no
+            cross-attention: masked self-attention and feed-forward only.
         weights: the block's parameters.
         source_mask: optional ``(B, S)``, True for real source tokens.
         pre_ln: see :func:`encoder_block`.
@@ -208,13 +224,22 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
 
     Returns:
         ``output (B, T, d)``, the self-attention weights ``(B, heads, T, T)``
-        and the cross-attention weights ``(B, heads, T, S)``.
+        and the cross-attention weights ``(B, heads, T, S)`` (None without memory).
     """
     y = _check_sequence(y, "y", weights.d_model)
-    memory = _check_sequence(memory, "memory", weights.d_model)
-    if memory.shape[0] != y.shape[0]:
-        raise ValueError(f"y and memory must have the same batch size; got {y.shape} and {memory.shape}")
-    cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
+    if memory is None:
+        if weights.has_cross_attention:
+            raise ValueError("this block has cross-attention weights: pass the encoder's memory")
+        if source_mask is not None:
+            raise ValueError("source_mask needs a memory to mask")
+    else:
+        if not weights.has_cross_attention:
+            raise ValueError("this block has no cross-attention (decoder-only): memory must be None")
+        memory = _check_sequence(memory, "memory", weights.d_model)
+        if memory.shape[0] != y.shape[0]:
+            raise ValueError(f"y and memory must have the same batch size; got {y.shape} "
+                             f"and {memory.shape}")
+        cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
 
     def self_attend(h):
         return multi_head_attention(h, h, weights.self_attention, use_causal_mask=causal)
@@ -226,7 +251,9 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
         return feed_forward(h, weights.feed_forward), None
 
     y, self_weights = residual(y, self_attend, weights.self_attention_norm, pre_ln)
-    y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
+    cross_weights = None
+    if memory is not None:
+        y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
     y, _ = residual(y, ffn, weights.feed_forward_norm, pre_ln)
     return y, self_weights, cross_weights
 
