@@ -54,14 +54,35 @@ def _key_padding(mask, name: str, batch: int, length: int) -> np.ndarray | None:
 # Position-wise feed-forward network
 # ----------------------------------------------------------------------------
 
+ACTIVATIONS = ("relu", "gelu")
+
+
+def gelu(x) -> np.ndarray:
+    """The Gaussian error linear unit (Hendrycks & Gimpel, 2016): ``x * Phi(x)``.
+
+    ``Phi`` is the standard normal CDF, ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``:
+    the exact form BERT uses and ``keras.activations.gelu`` computes by default
+    (``approximate=False``), not GPT-2's tanh approximation.  Like ReLU for
+    large ``|x|``, but smooth, and slightly negative for small negative ``x``.
+    """
+    from scipy.special import erf  # NumPy has no erf
+
+    x = as_float_array(x, "x")
+    return 0.5 * x * (1.0 + erf(x / x.dtype.type(np.sqrt(2.0))))
+
+
 @dataclass
 class FeedForwardWeights:
-    """``FFN(x) = relu(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``."""
+    """``FFN(x) = act(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``.
+
+    ``act`` is ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT, GPT).
+    """
 
     kernel_1: np.ndarray
     bias_1: np.ndarray
     kernel_2: np.ndarray
     bias_2: np.ndarray
+    activation: str = "relu"
 
     def __post_init__(self):
         for name in ("kernel_1", "bias_1", "kernel_2", "bias_2"):
@@ -72,12 +93,15 @@ class FeedForwardWeights:
             if getattr(self, name).shape != shape:
                 raise ValueError(f"{name} must have shape {shape} to match kernel_1 "
                                  f"{self.kernel_1.shape}; got {getattr(self, name).shape}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
 
     @classmethod
     def from_keras(cls, layer) -> "FeedForwardWeights":
         """From a built :class:`attention_course.models.transformer.FeedForward`."""
         return cls(_numpy(layer.hidden.kernel), _numpy(layer.hidden.bias),
-                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias))
+                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias),
+                   activation=getattr(layer, "activation", "relu"))
 
 
 def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
@@ -90,7 +114,8 @@ def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
     if x.shape[-1] != weights.kernel_1.shape[0]:
         raise ValueError(f"x has {x.shape[-1]} features but the feed-forward network expects "
                          f"{weights.kernel_1.shape[0]}")
-    hidden = np.maximum(x @ weights.kernel_1 + weights.bias_1, 0.0)
+    hidden = x @ weights.kernel_1 + weights.bias_1
+    hidden = gelu(hidden) if weights.activation == "gelu" else np.maximum(hidden, 0.0)
     return hidden @ weights.kernel_2 + weights.bias_2
 
 

@@ -91,11 +91,18 @@ class PositionalEmbedding(keras.layers.Layer):
 
 
 class FeedForward(keras.layers.Layer):
-    """Position-wise feed-forward network: ``Dense(d_ff, relu)`` then ``Dense(d_model)``."""
+    """Position-wise feed-forward network: ``Dense(d_ff, activation)`` then ``Dense(d_model)``.
 
-    def __init__(self, d_model: int, d_ff: int, **kwargs):
+    ``activation``: ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT: the
+    exact, erf-based GELU, Keras' default ``approximate=False``).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu", **kwargs):
         super().__init__(**kwargs)
-        self.hidden = keras.layers.Dense(d_ff, activation="relu", name="hidden")
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.activation = activation
+        self.hidden = keras.layers.Dense(d_ff, activation=activation, name="hidden")
         self.output_dense = keras.layers.Dense(d_model, name="output_dense")
 
     def call(self, x):
@@ -142,15 +149,16 @@ class EncoderBlock(_Block):
 
     ``call(x (B, S, d), padding_mask (B, S) or None)`` -> ``(B, S, d)``, and
     the attention weights ``(B, heads, S, S)`` with ``return_attention_scores``.
+    ``activation`` is the feed-forward network's (``"relu"``, or ``"gelu"`` for BERT).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, pre_ln: bool = False,
                  dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
-                 **kwargs):
+                 activation: str = "relu", **kwargs):
         super().__init__(pre_ln, dropout, epsilon, **kwargs)
         self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
         self.attention_norm = self._norm("attention_norm")
-        self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
+        self.feed_forward = FeedForward(d_model, d_ff, activation=activation, name="feed_forward")
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
     def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
