@@ -21,6 +21,10 @@ Modules, in reading order:
 * :mod:`attention_course.normalization` -- layer and batch normalization.
 * :mod:`attention_course.transformer` -- encoder and decoder blocks and the
   whole encoder--decoder Transformer, loadable from the Keras model's weights.
+* :mod:`attention_course.vision` -- patches, the Vision Transformer and
+  attention rollout (chapter 14).
+* :mod:`attention_course.bert` -- BERT's encoder from those blocks, loadable
+  from the pretrained all-MiniLM-L6-v2 (:mod:`attention_course.pretrained`).
 * :mod:`attention_course.data` -- toy data sets, generated from a seed.
 * :mod:`attention_course.models` -- the Keras models the chapters train.
 * :mod:`attention_course.decoding` -- greedy decoding and beam search.

@@ -51,11 +51,14 @@ def plot_attention(weights, query_tokens: Sequence[str] | None = None,
 
 def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[str] | None = None,
                          row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
-                         cell_size: float = 2.2, suptitle: str | None = None):
+                         cell_size: float = 2.2, suptitle: str | None = None,
+                         cmap: str = "viridis", vmin: float = 0.0, vmax: float = 1.0):
     """A grid of heatmaps, ``weights`` of shape ``(rows, cols, T_q, T_k)`` or ``(heads, T_q, T_k)``.
 
     Rows are typically layers and columns heads.  Tick labels are drawn on the
-    outer panels only, to keep the grid readable.
+    outer panels only, to keep the grid readable.  Every panel shares one
+    colour scale, ``vmin``..``vmax`` (0..1 for attention weights; for example
+    ``cmap="RdBu_r", vmin=-m, vmax=m`` for a difference of two attention maps).
     """
     weights = np.asarray(weights)
     if weights.ndim == 3:
@@ -69,7 +72,7 @@ def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[
     for r in range(rows):
         for c in range(cols):
             ax = axes[r, c]
-            ax.imshow(weights[r, c], cmap="viridis", vmin=0.0, vmax=1.0)
+            ax.imshow(weights[r, c], cmap=cmap, vmin=vmin, vmax=vmax)
             ax.set_xticks(range(len(tokens)), tokens if r == rows - 1 else [], rotation=90, fontsize=7)
             ax.set_yticks(range(len(query_tokens)), query_tokens if c == 0 else [], fontsize=7)
             if r == 0 and col_labels is not None:

@@ -54,14 +54,35 @@ def _key_padding(mask, name: str, batch: int, length: int) -> np.ndarray | None:
 # Position-wise feed-forward network
 # ----------------------------------------------------------------------------
 
+ACTIVATIONS = ("relu", "gelu")
+
+
+def gelu(x) -> np.ndarray:
+    """The Gaussian error linear unit (Hendrycks & Gimpel, 2016): ``x * Phi(x)``.
+
+    ``Phi`` is the standard normal CDF, ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``:
+    the exact form BERT uses and ``keras.activations.gelu`` computes by default
+    (``approximate=False``), not GPT-2's tanh approximation.  Like ReLU for
+    large ``|x|``, but smooth, and slightly negative for small negative ``x``.
+    """
+    from scipy.special import erf  # NumPy has no erf
+
+    x = as_float_array(x, "x")
+    return 0.5 * x * (1.0 + erf(x / x.dtype.type(np.sqrt(2.0))))
+
+
 @dataclass
 class FeedForwardWeights:
-    """``FFN(x) = relu(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``."""
+    """``FFN(x) = act(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``.
+
+    ``act`` is ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT, GPT).
+    """
 
     kernel_1: np.ndarray
     bias_1: np.ndarray
     kernel_2: np.ndarray
     bias_2: np.ndarray
+    activation: str = "relu"
 
     def __post_init__(self):
         for name in ("kernel_1", "bias_1", "kernel_2", "bias_2"):
@@ -72,12 +93,15 @@ class FeedForwardWeights:
             if getattr(self, name).shape != shape:
                 raise ValueError(f"{name} must have shape {shape} to match kernel_1 "
                                  f"{self.kernel_1.shape}; got {getattr(self, name).shape}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
 
     @classmethod
     def from_keras(cls, layer) -> "FeedForwardWeights":
         """From a built :class:`attention_course.models.transformer.FeedForward`."""
         return cls(_numpy(layer.hidden.kernel), _numpy(layer.hidden.bias),
-                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias))
+                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias),
+                   activation=getattr(layer, "activation", "relu"))
 
 
 def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
@@ -90,7 +114,8 @@ def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
     if x.shape[-1] != weights.kernel_1.shape[0]:
         raise ValueError(f"x has {x.shape[-1]} features but the feed-forward network expects "
                          f"{weights.kernel_1.shape[0]}")
-    hidden = np.maximum(x @ weights.kernel_1 + weights.bias_1, 0.0)
+    hidden = x @ weights.kernel_1 + weights.bias_1
+    hidden = gelu(hidden) if weights.activation == "gelu" else np.maximum(hidden, 0.0)
     return hidden @ weights.kernel_2 + weights.bias_2
 
 
@@ -168,26 +193,40 @@ def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bo
 
 @dataclass
 class DecoderBlockWeights:
-    """Masked self-attention, cross-attention, feed-forward and three layer norms."""
+    """Masked self-attention, cross-attention, feed-forward and three layer norms.
+
+    A decoder-only model (GPT, chapter 13) has no encoder to read: its blocks
+    have ``cross_attention`` and ``cross_attention_norm`` set to None.
+    """
 
     self_attention: MultiHeadAttentionWeights
     self_attention_norm: LayerNormWeights
-    cross_attention: MultiHeadAttentionWeights
-    cross_attention_norm: LayerNormWeights
+    cross_attention: MultiHeadAttentionWeights | None
+    cross_attention_norm: LayerNormWeights | None
     feed_forward: FeedForwardWeights
     feed_forward_norm: LayerNormWeights
+
+    def __post_init__(self):
+        if (self.cross_attention is None) != (self.cross_attention_norm is None):
+            raise ValueError("cross_attention and cross_attention_norm must both be given "
+                             "or both be None (a block without cross-attention)")
 
     @property
     def d_model(self) -> int:
         return self.feed_forward.kernel_1.shape[0]
 
+    @property
+    def has_cross_attention(self) -> bool:
+        return self.cross_attention is not None
+
     @classmethod
     def from_keras(cls, block) -> "DecoderBlockWeights":
         """From a built :class:`attention_course.models.transformer.DecoderBlock`."""
+        cross = block.cross_attention is not None
         return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
                    LayerNormWeights.from_keras(block.self_attention_norm),
-                   MultiHeadAttentionWeights.from_keras(block.cross_attention),
-                   LayerNormWeights.from_keras(block.cross_attention_norm),
+                   MultiHeadAttentionWeights.from_keras(block.cross_attention) if cross else None,
+                   LayerNormWeights.from_keras(block.cross_attention_norm) if cross else None,
                    FeedForwardWeights.from_keras(block.feed_forward),
                    LayerNormWeights.from_keras(block.feed_forward_norm))
 
@@ -199,7 +238,9 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
     Args:
         y: ``(B, T, d)`` the target prefix's vectors (teacher forcing: the
             true previous words).
-        memory: ``(B, S, d)`` the encoder's output, read by the cross-attention.
+        memory: ``(B, S, d)`` the encoder's output, read by the cross-attention;
+            None for a decoder-only model (GPT), whose blocks have no
+            cross-attention: masked self-attention and feed-forward only.
         weights: the block's parameters.
         source_mask: optional ``(B, S)``, True for real source tokens.
         pre_ln: see :func:`encoder_block`.
@@ -208,13 +249,22 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
 
     Returns:
         ``output (B, T, d)``, the self-attention weights ``(B, heads, T, T)``
-        and the cross-attention weights ``(B, heads, T, S)``.
+        and the cross-attention weights ``(B, heads, T, S)`` (None without memory).
     """
     y = _check_sequence(y, "y", weights.d_model)
-    memory = _check_sequence(memory, "memory", weights.d_model)
-    if memory.shape[0] != y.shape[0]:
-        raise ValueError(f"y and memory must have the same batch size; got {y.shape} and {memory.shape}")
-    cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
+    if memory is None:
+        if weights.has_cross_attention:
+            raise ValueError("this block has cross-attention weights: pass the encoder's memory")
+        if source_mask is not None:
+            raise ValueError("source_mask needs a memory to mask")
+    else:
+        if not weights.has_cross_attention:
+            raise ValueError("this block has no cross-attention (decoder-only): memory must be None")
+        memory = _check_sequence(memory, "memory", weights.d_model)
+        if memory.shape[0] != y.shape[0]:
+            raise ValueError(f"y and memory must have the same batch size; got {y.shape} "
+                             f"and {memory.shape}")
+        cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
 
     def self_attend(h):
         return multi_head_attention(h, h, weights.self_attention, use_causal_mask=causal)
@@ -226,7 +276,9 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
         return feed_forward(h, weights.feed_forward), None
 
     y, self_weights = residual(y, self_attend, weights.self_attention_norm, pre_ln)
-    y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
+    cross_weights = None
+    if memory is not None:
+        y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
     y, _ = residual(y, ffn, weights.feed_forward_norm, pre_ln)
     return y, self_weights, cross_weights
 

@@ -270,6 +270,16 @@ def build_view(spec: dict):
             os.symlink(os.readlink(path), _inside(path))
         elif name in ("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32") and os.path.isdir(path):
             _bind(path)
+    # A private /tmp, with the program's home directory in it.  Mounted before
+    # the Python installation is bound in: a repository cloned under /tmp (as CI
+    # does) has its virtual environment there, and a tmpfs mounted on /tmp
+    # afterwards would hide it.
+    os.makedirs(_inside("/tmp"), exist_ok=True)
+    _mount("tmpfs", _inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={limits['tmp_mb']}m,mode=1777")
+    home = _inside("/tmp/home")
+    os.makedirs(home, mode=0o700)
+    os.chown(home, uid, uid)
     prefixes = sorted({os.path.realpath(p) for p in spec["python"]})
     for prefix in prefixes:
         if not any(prefix.startswith(done + "/") for done in ("/usr", "/etc")):
@@ -296,13 +306,6 @@ def build_view(spec: dict):
            f"size={limits['tmp_mb']}m,mode=1777")
     os.makedirs(_inside("/proc"), exist_ok=True)
     _mount("proc", _inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # A private /tmp, with the program's home directory in it.
-    os.makedirs(_inside("/tmp"), exist_ok=True)
-    _mount("tmpfs", _inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={limits['tmp_mb']}m,mode=1777")
-    home = _inside("/tmp/home")
-    os.makedirs(home, mode=0o700)
-    os.chown(home, uid, uid)
     # Directories shared with the outside (the kernel's sockets).
     for path in spec["share"]:
         os.chown(path, uid, uid)

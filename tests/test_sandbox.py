@@ -155,3 +155,25 @@ def test_grading_kernelspec_runs_the_sandbox():
     spec = json.loads((ROOT / "autograder" / "kernels" / "attention-sandbox" / "kernel.json").read_text())
     assert spec["argv"][1:3] == ["{resource_dir}/../../sandbox.py", "kernel"]
     assert os.path.exists(os.path.join(ROOT, "autograder", "sandbox.py"))
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+def test_a_python_installation_under_tmp_is_visible_inside(tmp_path, workdir):
+    """CI clones the repository under /tmp, so the virtual environment lives there;
+    the sandbox's private /tmp must not hide it (it once did)."""
+    import venv
+
+    env_dir = tmp_path / "venv-under-tmp"
+    assert str(env_dir).startswith("/tmp/") or not str(tmp_path).startswith("/tmp/")
+    venv.create(env_dir, system_site_packages=True, with_pip=False)
+    python = str(env_dir / "bin" / "python")
+    driver = ("import subprocess, sys\n"
+              f"sys.path.insert(0, {str(ROOT)!r})\n"
+              "from autograder import sandbox\n"
+              f"cmd = sandbox.command([sys.executable, '-I', '-c', 'import sys; print(sys.prefix)'], {str(workdir)!r})\n"
+              "done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)\n"
+              "print(done.stdout, done.stderr)\n"
+              "sys.exit(done.returncode)")
+    done = subprocess.run([python, "-c", driver], capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert str(env_dir) in done.stdout

@@ -91,11 +91,18 @@ class PositionalEmbedding(keras.layers.Layer):
 
 
 class FeedForward(keras.layers.Layer):
-    """Position-wise feed-forward network: ``Dense(d_ff, relu)`` then ``Dense(d_model)``."""
+    """Position-wise feed-forward network: ``Dense(d_ff, activation)`` then ``Dense(d_model)``.
 
-    def __init__(self, d_model: int, d_ff: int, **kwargs):
+    ``activation``: ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT: the
+    exact, erf-based GELU, Keras' default ``approximate=False``).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu", **kwargs):
         super().__init__(**kwargs)
-        self.hidden = keras.layers.Dense(d_ff, activation="relu", name="hidden")
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.activation = activation
+        self.hidden = keras.layers.Dense(d_ff, activation=activation, name="hidden")
         self.output_dense = keras.layers.Dense(d_model, name="output_dense")
 
     def call(self, x):
@@ -142,15 +149,16 @@ class EncoderBlock(_Block):
 
     ``call(x (B, S, d), padding_mask (B, S) or None)`` -> ``(B, S, d)``, and
     the attention weights ``(B, heads, S, S)`` with ``return_attention_scores``.
+    ``activation`` is the feed-forward network's (``"relu"``, or ``"gelu"`` for BERT).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, pre_ln: bool = False,
                  dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
-                 **kwargs):
+                 activation: str = "relu", **kwargs):
         super().__init__(pre_ln, dropout, epsilon, **kwargs)
         self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
         self.attention_norm = self._norm("attention_norm")
-        self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
+        self.feed_forward = FeedForward(d_model, d_ff, activation=activation, name="feed_forward")
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
     def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
@@ -173,21 +181,29 @@ class DecoderBlock(_Block):
     ``(B, T, d)``; with ``return_attention_scores`` also the self- and
     cross-attention weights.  ``causal=False`` removes the causal mask (for
     the leakage demonstration of chapter 10 only).
+
+    ``cross_attention=False`` builds the block of a decoder-only model (GPT,
+    chapter 13): no cross-attention sub-layer, ``call(y)`` with no memory,
+    and None in place of the cross-attention weights.
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, pre_ln: bool = False,
                  dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
-                 causal: bool = True, **kwargs):
+                 causal: bool = True, cross_attention: bool = True, **kwargs):
         super().__init__(pre_ln, dropout, epsilon, **kwargs)
         self.causal = causal
         self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
         self.self_attention_norm = self._norm("self_attention_norm")
-        self.cross_attention = _attention(d_model, num_heads, scale_attention, "cross_attention")
-        self.cross_attention_norm = self._norm("cross_attention_norm")
+        self.cross_attention = (_attention(d_model, num_heads, scale_attention, "cross_attention")
+                                if cross_attention else None)
+        self.cross_attention_norm = self._norm("cross_attention_norm") if cross_attention else None
         self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
-    def call(self, y, memory, source_mask=None, training=None, return_attention_scores=False):
+    def call(self, y, memory=None, source_mask=None, training=None, return_attention_scores=False):
+        if (memory is None) != (self.cross_attention is None):
+            raise ValueError("a block with cross-attention needs the encoder's memory; "
+                             "a block built with cross_attention=False takes none")
         cross_mask = None if source_mask is None else ops.cast(source_mask, "bool")[:, None, :]
 
         def self_attend(h):
@@ -199,7 +215,9 @@ class DecoderBlock(_Block):
                                 attention_mask=cross_mask, training=training)
 
         y, self_scores = self.sublayer(y, self.self_attention_norm, self_attend, training)
-        y, cross_scores = self.sublayer(y, self.cross_attention_norm, cross_attend, training)
+        cross_scores = None
+        if memory is not None:
+            y, cross_scores = self.sublayer(y, self.cross_attention_norm, cross_attend, training)
         y, _ = self.sublayer(y, self.feed_forward_norm, lambda h: (self.feed_forward(h), None),
                              training)
         return (y, self_scores, cross_scores) if return_attention_scores else y

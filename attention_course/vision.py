@@ -1,0 +1,256 @@
+"""The Vision Transformer (Dosovitskiy et al., 2021) in NumPy, and attention rollout.
+
+An image becomes a sequence: it is cut into ``P x P`` patches, each patch is
+flattened and projected to ``d_model`` numbers (a "word"), a learned class
+token is put in front, learned position embeddings are added, and the
+sequence goes through the encoder blocks of chapter 9
+(:func:`~attention_course.transformer.encoder_block`).  The class token's
+final vector, layer-normalised, is the image's representation; a dense layer
+turns it into class logits.
+
+:func:`patchify` lays out every patch in the order ``(row, column, channel)``,
+which is the order of ``tf.image.extract_patches`` and of a ``Conv2D``
+kernel ``(P, P, C, d_model)`` reshaped to ``(P * P * C, d_model)``: a strided
+convolution with kernel size and stride ``P`` *is* patchify followed by a
+dense projection.  :class:`ViTWeights` reads the weights of
+:class:`attention_course.models.vit.VisionTransformer`, so that
+:func:`vit_forward` can be compared with the Keras model number for number.
+
+:func:`attention_rollout` (Abnar & Zuidema, 2020) follows the attention
+through all the layers, counting the residual connections, to estimate how
+much each input token contributes to each output token.
+
+Shapes: ``B`` images, ``H x W`` pixels, ``C`` channels, ``P`` patch size,
+``N = (H / P) (W / P)`` patches, ``T = N + 1`` tokens with the class token,
+``L`` layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_float_array
+from .lookup import cosine_similarity
+from .normalization import LayerNormWeights
+from .transformer import EncoderBlockWeights, encoder_block
+
+
+def _check_images(images, patch_size: int) -> np.ndarray:
+    images = np.asarray(images)
+    if images.ndim != 4:
+        raise ValueError(f"images must have shape (B, H, W, C); got {images.shape}")
+    if int(patch_size) != patch_size or patch_size < 1:
+        raise ValueError(f"patch_size must be a positive integer; got {patch_size!r}")
+    _, H, W, _ = images.shape
+    if H % patch_size or W % patch_size:
+        raise ValueError(f"an image of {H} x {W} pixels cannot be cut into patches of "
+                         f"{patch_size} x {patch_size}: both sides must be divisible by "
+                         f"{patch_size}")
+    return images
+
+
+def patchify(images, patch_size: int) -> np.ndarray:
+    """Cut images into non-overlapping square patches and flatten each one.
+
+    Args:
+        images: ``(B, H, W, C)``, any dtype; ``H`` and ``W`` divisible by
+            ``patch_size``.
+        patch_size: ``P``, the side of a patch in pixels.
+
+    Returns:
+        ``(B, N, P * P * C)`` with ``N = (H / P) * (W / P)``: the patches in
+        reading order (left to right, then top to bottom), each flattened in
+        the order (row, column, channel) -- the layout of
+        ``tf.image.extract_patches`` and of a flattened ``Conv2D`` kernel.
+        Same dtype as ``images``.
+    """
+    images = _check_images(images, patch_size)
+    B, H, W, C = images.shape
+    P = patch_size
+    # (B, H, W, C) -> (B, H/P, P, W/P, P, C): split each side into (patch index, pixel in patch)
+    grid = images.reshape(B, H // P, P, W // P, P, C)
+    # -> (B, H/P, W/P, P, P, C): the two patch indices first, the pixels of one patch last
+    grid = grid.transpose(0, 1, 3, 2, 4, 5)
+    return grid.reshape(B, (H // P) * (W // P), P * P * C)
+
+
+def unpatchify(patches, patch_size: int, height: int, width: int) -> np.ndarray:
+    """The inverse of :func:`patchify`: ``(B, N, P * P * C)`` -> ``(B, H, W, C)``.
+
+    ``height`` and ``width`` are the image's size in pixels (the patch grid
+    alone does not say whether 16 patches were 4 x 4 or 2 x 8).
+    """
+    patches = np.asarray(patches)
+    P = patch_size
+    if patches.ndim != 3:
+        raise ValueError(f"patches must have shape (B, N, P * P * C); got {patches.shape}")
+    if int(P) != P or P < 1 or height % P or width % P:
+        raise ValueError(f"height={height} and width={width} must be divisible by "
+                         f"patch_size={patch_size}")
+    B, N, features = patches.shape
+    rows, cols = height // P, width // P
+    if N != rows * cols or features % (P * P):
+        raise ValueError(f"patches of shape {patches.shape} do not tile a {height} x {width} "
+                         f"image with {P} x {P} patches ({rows * cols} patches of P * P * C "
+                         "features expected)")
+    C = features // (P * P)
+    grid = patches.reshape(B, rows, cols, P, P, C).transpose(0, 1, 3, 2, 4, 5)
+    return grid.reshape(B, height, width, C)
+
+
+# ----------------------------------------------------------------------------
+# The whole Vision Transformer
+# ----------------------------------------------------------------------------
+
+@dataclass
+class ViTWeights:
+    """Every parameter of :class:`attention_course.models.vit.VisionTransformer`.
+
+    ``patch_kernel`` is the patch-embedding convolution's kernel
+    ``(P, P, C, d)`` flattened to ``(P * P * C, d)``, so that it multiplies
+    the rows of :func:`patchify`.
+    """
+
+    patch_size: int
+    patch_kernel: np.ndarray        # (P * P * C, d)
+    patch_bias: np.ndarray          # (d,)
+    class_token: np.ndarray         # (d,)
+    positions: np.ndarray           # (N + 1, d): the class token's position first
+    encoder: list[EncoderBlockWeights]
+    final_norm: LayerNormWeights
+    head_kernel: np.ndarray         # (d, classes)
+    head_bias: np.ndarray           # (classes,)
+    pre_ln: bool = True
+
+    def __post_init__(self):
+        for name in ("patch_kernel", "patch_bias", "class_token", "positions", "head_kernel",
+                     "head_bias"):
+            setattr(self, name, as_float_array(getattr(self, name), name))
+        d = self.patch_kernel.shape[1]
+        expected = {"patch_bias": (d,), "class_token": (d,), "head_bias": (self.head_kernel.shape[1],)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"{name} must have shape {shape}; got {getattr(self, name).shape}")
+        if self.positions.ndim != 2 or self.positions.shape[1] != d:
+            raise ValueError(f"positions must have shape (N + 1, {d}); got {self.positions.shape}")
+        if self.head_kernel.shape[0] != d:
+            raise ValueError(f"head_kernel must have shape ({d}, classes); got {self.head_kernel.shape}")
+
+    @classmethod
+    def from_keras(cls, model) -> "ViTWeights":
+        """From a built :class:`attention_course.models.vit.VisionTransformer`."""
+        import keras
+
+        if not model.built:
+            raise ValueError("the Keras model has no weights yet: call it once first")
+        numpy = keras.ops.convert_to_numpy
+        kernel = numpy(model.patch_embedding.kernel)            # (P, P, C, d)
+        return cls(
+            patch_size=model.patch_size,
+            patch_kernel=kernel.reshape(-1, kernel.shape[-1]),
+            patch_bias=numpy(model.patch_embedding.bias),
+            class_token=numpy(model.class_token).reshape(-1),
+            positions=numpy(model.position_embedding),
+            encoder=[EncoderBlockWeights.from_keras(block) for block in model.encoder_blocks],
+            final_norm=LayerNormWeights.from_keras(model.final_norm),
+            head_kernel=numpy(model.head.kernel), head_bias=numpy(model.head.bias),
+            pre_ln=model.pre_ln)
+
+
+def embed_patches(images, weights: ViTWeights) -> np.ndarray:
+    """``(B, H, W, C)`` images -> the encoder's input ``(B, N + 1, d)``.
+
+    Patchify, project every patch, put the class token in front and add the
+    position embeddings.
+    """
+    images = as_float_array(images, "images")
+    patches = patchify(images, weights.patch_size)                      # (B, N, P*P*C)
+    if patches.shape[-1] != weights.patch_kernel.shape[0]:
+        raise ValueError(f"images with {images.shape[-1]} channels give patches of "
+                         f"{patches.shape[-1]} numbers, but the model expects "
+                         f"{weights.patch_kernel.shape[0]}")
+    if patches.shape[1] + 1 != len(weights.positions):
+        raise ValueError(f"images of {images.shape[1]} x {images.shape[2]} pixels give "
+                         f"{patches.shape[1]} patches, but the model has positions for "
+                         f"{len(weights.positions) - 1}")
+    tokens = patches @ weights.patch_kernel + weights.patch_bias        # (B, N, d)
+    cls = np.broadcast_to(weights.class_token, (len(tokens), 1, tokens.shape[-1]))
+    return np.concatenate([cls.astype(tokens.dtype), tokens], axis=1) + weights.positions
+
+
+def vit_forward(images, weights: ViTWeights):
+    """The Vision Transformer's forward pass (inference).
+
+    Args:
+        images: ``(B, H, W, C)``.
+        weights: the model's parameters.
+
+    Returns:
+        ``logits (B, classes)`` and the self-attention weights of every layer,
+        ``(L, B, heads, N + 1, N + 1)`` (token 0 is the class token).
+    """
+    x = embed_patches(images, weights)
+    attention = []
+    for block in weights.encoder:
+        x, a = encoder_block(x, block, pre_ln=weights.pre_ln)
+        attention.append(a)
+    representation = weights.final_norm(x[:, 0])                       # the class token, (B, d)
+    logits = representation @ weights.head_kernel + weights.head_bias
+    return logits, np.stack(attention)
+
+
+# ----------------------------------------------------------------------------
+# What the model looks at
+# ----------------------------------------------------------------------------
+
+def attention_rollout(attention, residual: bool = True) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema, 2020): attention followed through every layer.
+
+    Each layer's attention is averaged over the heads.  With ``residual``, the
+    residual connection is counted as a second path that keeps a token where
+    it is: the layer's matrix becomes ``0.5 * A + 0.5 * I`` (rows still sum to
+    one).  The layers are then chained, ``R = A_L ... A_2 A_1``: ``R[i, j]``
+    is how much of input token ``j`` reaches output token ``i`` if information
+    flowed along the attention weights only.
+
+    Args:
+        attention: ``(L, B, heads, T, T)``, layer 0 the first (closest to the
+            input); each row a distribution over the keys.
+        residual: add the identity for the residual connections.
+
+    Returns:
+        ``(B, T, T)``, rows summing to one (when the input rows do).
+    """
+    attention = as_float_array(attention, "attention")
+    if attention.ndim != 5 or attention.shape[-1] != attention.shape[-2]:
+        raise ValueError(f"attention must have shape (L, B, heads, T, T); got {attention.shape}")
+    layers = attention.mean(axis=2)                                     # (L, B, T, T)
+    if residual:
+        layers = 0.5 * layers + 0.5 * np.eye(layers.shape[-1], dtype=layers.dtype)
+    rollout = layers[0]
+    for layer in layers[1:]:  # a loop over layers, not positions: each product needs the last
+        rollout = layer @ rollout
+    return rollout
+
+
+def position_similarity(positions, grid_shape: tuple[int, int]) -> np.ndarray:
+    """Cosine similarity of every patch's position embedding with every other's.
+
+    Args:
+        positions: ``(N, d)`` the patches' position embeddings (without the
+            class token's), in reading order.
+        grid_shape: ``(rows, cols)`` of the patch grid, ``rows * cols = N``.
+
+    Returns:
+        ``(rows, cols, rows, cols)``: entry ``[r, c]`` is the ``rows x cols``
+        map of patch ``(r, c)``'s similarity to every patch (as in
+        Dosovitskiy et al., Fig. 7).
+    """
+    positions = as_float_array(positions, "positions")
+    rows, cols = grid_shape
+    if positions.ndim != 2 or len(positions) != rows * cols:
+        raise ValueError(f"positions must have shape (N={rows * cols}, d) for a {rows} x {cols} "
+                         f"grid; got {positions.shape}")
+    return cosine_similarity(positions, positions).reshape(rows, cols, rows, cols)
