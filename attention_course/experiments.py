@@ -101,14 +101,14 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     train, test = translation_data()
     settings = {"name": name, "config": config, "epochs": epochs, "batch_size": batch_size,
                 "learning_rate": learning_rate, "seed": seed, "split": SPLIT}
+    if warmup_steps is not None:  # part of the cache key, like every other setting
+        settings["warmup_steps"] = warmup_steps
     folder = cache.entry(name, settings, modules=(*modules, toy_translation, decoding,
                                                    evaluation, __import__(__name__, fromlist=["_"])))
     keras.utils.set_random_seed(seed)
     model = build_model(**config)
     model([train.source[:2], train.decoder_input[:2]])  # build the weights
 
-    if warmup_steps is not None:
-        settings["warmup_steps"] = warmup_steps
     if folder.exists():
         model.load_weights(folder / "model.weights.h5")
         meta = json.loads((folder / "meta.json").read_text())

@@ -1,0 +1,69 @@
+"""experiments: length-sorted decoding batches (results in the test set's order), the cache key."""
+
+import numpy as np
+import pytest
+
+from attention_course import experiments
+from attention_course.data import toy_translation as task
+
+END = task.TARGET_VOCAB.index[task.END]
+
+
+class EchoModel:
+    """Writes, for each source word, the target id ``source id + 2``, then ``</s>``.
+
+    The output of every row depends on its own source only, so any mix-up of
+    rows by the batching shows up as a wrong translation.
+    """
+
+    def __init__(self):
+        self.batch_lengths = []
+
+    def greedy_step(self, source):
+        source = np.asarray(source)
+        lengths = (source != 0).sum(axis=1)
+        self.batch_lengths.append(lengths)
+
+        def step(tokens, state):
+            t = tokens.shape[1] - 1
+            logits = np.zeros((len(source), len(task.TARGET_VOCAB)))
+            padded = np.pad(source, ((0, 0), (0, 1)))
+            word = np.where(t < lengths, padded[:, min(t, source.shape[1])] + 2, END)
+            logits[np.arange(len(source)), word] = 1.0
+            attention = np.eye(source.shape[1])[np.minimum(t, source.shape[1] - 1)]
+            return logits, state, np.tile(attention, (len(source), 1))
+
+        return step, None
+
+
+@pytest.mark.parametrize("batch_size", [7, 50, 500])
+def test_results_come_back_in_test_order(batch_size):
+    test = task.make_dataset(60, max_length=12, seed=3)
+    model = EchoModel()
+    tokens, attention = experiments.decode_test_set(model, test, batch_size=batch_size)
+    for i in range(len(test)):
+        n = int(test.lengths[i])
+        np.testing.assert_array_equal(tokens[i, :n], test.source[i, :n] + 2)
+        assert tokens[i, n] == END and (tokens[i, n + 1:] == 0).all()
+        np.testing.assert_array_equal(attention[i, :n].argmax(-1), np.arange(n))
+    # Batches are formed from sentences of similar length.
+    batches = model.batch_lengths
+    assert all(a.max() <= b.min() for a, b in zip(batches, batches[1:]))
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("warmup_steps", [None, 50])
+def test_the_learning_rate_schedule_is_part_of_the_cache_key(monkeypatch, warmup_steps):
+    recorded = {}
+
+    def entry(name, settings, modules=()):
+        recorded.update(settings)
+        raise _Stop
+
+    monkeypatch.setattr(experiments.cache, "entry", entry)
+    with pytest.raises(_Stop):
+        experiments.run_translation("x", None, {}, epochs=1, warmup_steps=warmup_steps)
+    assert recorded.get("warmup_steps") == warmup_steps
