@@ -13,3 +13,21 @@ def rng():
 def tolerance(dtype) -> dict:
     """The tolerances the course states: float32 ~1e-5, float64 ~1e-10."""
     return {"rtol": 1e-5, "atol": 1e-6} if np.dtype(dtype) == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+
+
+def randomise(layer, rng):
+    """Give every weight of a built Keras layer a random value, none at its default.
+
+    Keras initialises biases and layer-norm betas to 0 and gammas to 1; a parity
+    test with those values could not tell a missing bias from a correct one.
+    Vectors (biases, gamma, beta) are shifted by 0.1 so that none is near zero.
+    """
+    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) + (w.ndim == 1) * 0.1
+                       for w in layer.get_weights()])
+
+
+def numpy(x):
+    """A Keras tensor as a NumPy array (Keras is imported only by the tests that use it)."""
+    import keras
+
+    return keras.ops.convert_to_numpy(x)

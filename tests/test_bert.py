@@ -14,22 +14,12 @@ from attention_course.data import toy_translation as task
 from attention_course.models import transformer as kt
 from attention_course.models.bert import BertEncoder, BertForMaskedLM, MaskedLMBatches
 from attention_course.normalization import layer_norm
-from conftest import tolerance
+from conftest import numpy, randomise, tolerance
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 # Six float32 blocks, hidden values up to ~6: entries near zero differ by up to ~2e-6
 # between any two float32 implementations (a float64 run is as far from each).
 HIDDEN_TOL = {"rtol": 1e-5, "atol": 1e-5}
-
-
-def numpy(x):
-    return keras.ops.convert_to_numpy(x)
-
-
-def randomise(layer, rng):
-    """Every weight random, biases, embeddings and layer-norm gamma/beta included."""
-    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) + (w.ndim == 1) * 0.1
-                       for w in layer.get_weights()])
 
 
 # ----------------------------------------------------------------------------

@@ -15,21 +15,12 @@ from attention_course import transformer as nt
 from attention_course.data.shakespeare import load_splits
 from attention_course.models import transformer as kt
 from attention_course.models.gpt import GPT
+from conftest import numpy, randomise
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 # A whole model stacks many float32 layers; its logits (|logit| up to ~10) agree to a few 1e-6.
 MODEL_TOL = {"rtol": 1e-5, "atol": 1e-5}
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def numpy(x):
-    return keras.ops.convert_to_numpy(x)
-
-
-def randomise(layer, rng):
-    """Every weight random, biases and layer-norm gamma/beta included (none at its default)."""
-    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) + (w.ndim == 1) * 0.1
-                       for w in layer.get_weights()])
 
 
 def small_gpt(rng, vocab_size=11, max_length=12, d_model=16, num_heads=4, num_layers=2):

@@ -6,7 +6,7 @@ import pytest
 
 from attention_course.multi_head import (MultiHeadAttentionWeights, merge_heads,
                                          multi_head_attention, split_heads)
-from conftest import tolerance
+from conftest import randomise, tolerance
 
 
 def keras_tolerance(dtype) -> dict:
@@ -21,11 +21,6 @@ def keras_tolerance(dtype) -> dict:
 def keras_mha(num_heads, key_dim, value_dim=None, use_bias=True, output_shape=None, dtype="float32"):
     return keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim, value_dim=value_dim,
                                            use_bias=use_bias, output_shape=output_shape, dtype=dtype)
-
-
-def randomise(layer, rng):
-    """Replace Keras' zero-initialised biases too, so every weight matters."""
-    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) for w in layer.get_weights()])
 
 
 CASES = {

@@ -9,6 +9,7 @@ import pytest
 from attention_course.attention import additive_attention
 from attention_course.data import shapes
 from attention_course.models.show_attend_tell import ShowAttendTell
+from conftest import numpy
 
 V = len(shapes.CAPTION_VOCAB)
 
@@ -37,10 +38,6 @@ def build(config, seed=0):
     for w in model.weights:
         w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
     return model, data
-
-
-def numpy(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 @pytest.mark.parametrize("config", CONFIGS)

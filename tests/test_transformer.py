@@ -8,20 +8,11 @@ from attention_course import transformer as nt
 from attention_course.decoding import beam_search, greedy_decode
 from attention_course.models import transformer as kt
 from attention_course.multi_head import MultiHeadAttentionWeights, multi_head_attention
+from conftest import numpy, randomise
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 # A whole model stacks many float32 layers; its logits (|logit| up to ~10) agree to a few 1e-6.
 MODEL_TOL = {"rtol": 1e-5, "atol": 1e-5}
-
-
-def numpy(x):
-    return keras.ops.convert_to_numpy(x)
-
-
-def randomise(layer, rng):
-    """Every weight random, biases and layer-norm gamma/beta included (none at its default)."""
-    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) + (w.ndim == 1) * 0.1
-                       for w in layer.get_weights()])
 
 
 def padding(rng, batch, length):

@@ -7,14 +7,11 @@ import tensorflow as tf
 
 from attention_course import vision
 from attention_course.models.vit import RandomShift, VisionTransformer, small_cnn
+from conftest import numpy
 
 # A whole model stacks many float32 layers; its logits agree to a few 1e-6 (as in test_transformer).
 MODEL_TOL = {"rtol": 1e-5, "atol": 1e-5}
 TOL = {"rtol": 1e-5, "atol": 1e-6}
-
-
-def numpy(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 def random_images(rng, shape, dtype):
