@@ -1,6 +1,7 @@
 """What the first code cell of every chapter calls.
 
-``setup()`` makes a chapter reproducible and its figures consistent; ``glue()``
+``SEED = setup()`` seeds the chapter with the course seed
+(:mod:`attention_course.seeding`) and makes its figures consistent; ``glue()``
 hands a computed number to the prose (Jupyter Book's ``{glue:text}`` role), so
 that no number in the text is typed by hand.  Outside Jupyter Book (Colab, a
 plain Jupyter) ``glue`` just returns the value.
@@ -10,10 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .seeding import course_seed
 
-def setup(seed: int = 0) -> None:
-    """Seed every generator, fix NumPy's print width and the figure style."""
+
+def setup(seed: int | None = None) -> int:
+    """Seed every generator, fix NumPy's print width and the figure style; returns the seed.
+
+    The seed is the course seed (``$ATTENTION_COURSE_SEED``, default 0) unless
+    ``seed`` is given.  A chapter passes the returned seed (or ``seed + k``)
+    to everything else it seeds: data splits, initialisers, training runs.
+    """
     import matplotlib.pyplot as plt
+
+    if seed is None:
+        seed = course_seed()
 
     np.random.seed(seed)
     np.set_printoptions(precision=4, suppress=True, linewidth=100)
@@ -22,8 +33,9 @@ def setup(seed: int = 0) -> None:
     try:
         import keras
     except ImportError:  # NumPy-only chapters run without Keras installed
-        return
+        return seed
     keras.utils.set_random_seed(seed)
+    return seed
 
 
 def glue(name: str, value, display: bool = False):

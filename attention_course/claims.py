@@ -1,0 +1,121 @@
+"""Claims about trained or sampled results: asserted where they are made, recorded per seed.
+
+A chapter that says "the model with attention is right on 99 % of long
+sentences" asserts it, so that the strict build fails when it stops being
+true.  A trained result, though, depends on the seed and on the CPU: a
+seeded run gives the same numbers every time on one machine and different
+ones on the next.  So every such assertion goes through :func:`claim`, which
+
+* asserts ``value <op> threshold`` (an ``AssertionError`` naming the claim,
+  its value and its threshold when it fails), and
+* when ``$ATTENTION_COURSE_CLAIMS`` names a folder, records the claim there,
+  under the course seed (:mod:`attention_course.seeding`).
+
+``make claims`` (``scripts/check_claims.py``) executes the chapters that
+train under seeds 0, 1 and 2, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
+so that a failing claim is recorded rather than raised, and prints one table:
+every claim, its threshold, its value under each seed and its smallest margin.
+The book's status page shows that table.
+
+Names start with the chapter (``ch8_...``), like glue names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .seeding import course_seed
+
+FOLDER_VARIABLE = "ATTENTION_COURSE_CLAIMS"
+MODE_VARIABLE = "ATTENTION_COURSE_CLAIMS_MODE"
+
+OPERATORS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+NAME = re.compile(r"ch(\d+)_[a-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checked claim: ``value <op> threshold`` under ``seed``."""
+
+    name: str
+    about: str
+    value: float
+    op: str
+    threshold: float
+    seed: int
+    fmt: str = ".3g"
+
+    @property
+    def margin(self) -> float:
+        """How far inside its threshold the value is (negative when the claim fails)."""
+        if math.isnan(self.value):
+            return -math.inf
+        return self.value - self.threshold if self.op in (">", ">=") else self.threshold - self.value
+
+    @property
+    def holds(self) -> bool:
+        return not math.isnan(self.value) and OPERATORS[self.op](self.value, self.threshold)
+
+    @property
+    def chapter(self) -> int:
+        return int(NAME.fullmatch(self.name).group(1))
+
+    def describe(self) -> str:
+        return (f"{self.name} ({self.about}): {self.value:{self.fmt}} {self.op} "
+                f"{self.threshold:{self.fmt}} (seed {self.seed})")
+
+
+def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") -> float:
+    """Assert ``value <op> threshold`` and record it; returns ``value`` as a float.
+
+    ``about`` says in a few words what the value is ("exact match, lengths
+    22-29"); ``fmt`` is how the table formats the value and the threshold
+    (``".1%"`` for a share).  A claim about two quantities is a claim about
+    their difference or ratio: ``claim("ch1_gap", short - long, ">=", 0.4, ...)``.
+    """
+    if not NAME.fullmatch(name):
+        raise ValueError(f"a claim's name is the chapter and a word or two, like 'ch8_warmup_gain'; "
+                         f"got {name!r}")
+    if op not in OPERATORS:
+        raise ValueError(f"op must be one of {sorted(OPERATORS)}, got {op!r}")
+    checked = Claim(name, about, float(value), op, float(threshold), course_seed(), fmt)
+    folder = os.environ.get(FOLDER_VARIABLE)
+    if folder:
+        record(checked, Path(folder))
+    mode = os.environ.get(MODE_VARIABLE, "assert")
+    if mode not in ("assert", "record"):
+        raise ValueError(f"{MODE_VARIABLE} must be 'assert' or 'record', got {mode!r}")
+    if mode == "assert" and not checked.holds:
+        raise AssertionError(f"claim does not hold: {checked.describe()}")
+    return checked.value
+
+
+def record(checked: Claim, folder: Path) -> Path:
+    """Write ``checked`` to ``folder/seed-<seed>/<name>.json`` (atomically)."""
+    path = folder / f"seed-{checked.seed}" / f"{checked.name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(asdict(checked), indent=1))
+    tmp.replace(path)
+    return path
+
+
+def load(folder: Path) -> dict[int, dict[str, Claim]]:
+    """Every recorded claim under ``folder``: ``{seed: {name: Claim}}``."""
+    recorded: dict[int, dict[str, Claim]] = {}
+    for path in sorted(Path(folder).glob("seed-*/*.json")):
+        checked = Claim(**json.loads(path.read_text()))
+        recorded.setdefault(checked.seed, {})[checked.name] = checked
+    return recorded
+
+
+def forget_chapter(folder: Path, chapter: int, seed: int) -> None:
+    """Remove the records of one chapter under one seed (before it executes again)."""
+    for path in Path(folder).glob(f"seed-{seed}/ch{chapter}_*.json"):
+        path.unlink()

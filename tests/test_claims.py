@@ -1,0 +1,129 @@
+"""Claims about trained results: asserted under the course seed, recorded for the multi-seed table."""
+
+import json
+import math
+
+import pytest
+
+from attention_course import claims, seeding
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(claims.FOLDER_VARIABLE, str(tmp_path))
+    monkeypatch.delenv(claims.MODE_VARIABLE, raising=False)
+    monkeypatch.delenv(seeding.SEED_VARIABLE, raising=False)
+    return tmp_path
+
+
+def test_a_claim_that_holds_returns_its_value_and_is_recorded(folder):
+    assert claims.claim("ch3_long_gain", 0.7, ">=", 0.5, "gain on long sentences") == 0.7
+    recorded = claims.load(folder)
+    claim = recorded[0]["ch3_long_gain"]
+    assert claim.holds and claim.chapter == 3 and claim.seed == 0
+    assert claim.margin == pytest.approx(0.2)
+
+
+def test_a_claim_that_fails_names_itself_its_value_and_threshold(folder):
+    with pytest.raises(AssertionError, match=r"ch8_warmup_gain .*0\.1 > 0\.2 \(seed 0\)"):
+        claims.claim("ch8_warmup_gain", 0.1, ">", 0.2, "loss without minus with warm-up")
+    assert not claims.load(folder)[0]["ch8_warmup_gain"].holds   # recorded all the same
+
+
+def test_record_mode_records_a_failing_claim_instead_of_raising(folder, monkeypatch):
+    monkeypatch.setenv(claims.MODE_VARIABLE, "record")
+    monkeypatch.setenv(seeding.SEED_VARIABLE, "2")
+    claims.claim("ch14_cnn_ahead", -0.01, ">", 0, "CNN minus ViT")
+    claim = claims.load(folder)[2]["ch14_cnn_ahead"]
+    assert not claim.holds and claim.margin == pytest.approx(-0.01) and claim.seed == 2
+
+
+@pytest.mark.parametrize("op, value, holds", [("<", 0.4, True), ("<", 0.5, False), ("<=", 0.5, True),
+                                              (">", 0.5, False), (">=", 0.5, True)])
+def test_every_operator(folder, monkeypatch, op, value, holds):
+    monkeypatch.setenv(claims.MODE_VARIABLE, "record")
+    claims.claim("ch1_x", value, op, 0.5, "x")
+    assert claims.load(folder)[0]["ch1_x"].holds is holds
+
+
+def test_nan_never_holds(folder, monkeypatch):
+    monkeypatch.setenv(claims.MODE_VARIABLE, "record")
+    claims.claim("ch1_nan", float("nan"), "<", 1, "a diverged loss")
+    claim = claims.load(folder)[0]["ch1_nan"]
+    assert not claim.holds and claim.margin == -math.inf
+
+
+@pytest.mark.parametrize("name", ["warmup_gain", "ch8", "Ch8_gain", "ch8-gain"])
+def test_names_start_with_the_chapter(folder, name):
+    with pytest.raises(ValueError, match="chapter"):
+        claims.claim(name, 1, ">", 0, "x")
+
+
+def test_bad_operator_and_mode_are_refused(folder, monkeypatch):
+    with pytest.raises(ValueError, match="op must be"):
+        claims.claim("ch1_x", 1, "==", 1, "x")
+    monkeypatch.setenv(claims.MODE_VARIABLE, "warn")
+    with pytest.raises(ValueError, match=claims.MODE_VARIABLE):
+        claims.claim("ch1_x", 1, ">", 0, "x")
+
+
+def test_forget_chapter_removes_one_chapter_under_one_seed(folder, monkeypatch):
+    for seed in (0, 1):
+        monkeypatch.setenv(seeding.SEED_VARIABLE, str(seed))
+        claims.claim("ch3_a", 1, ">", 0, "x")
+        claims.claim("ch13_a", 1, ">", 0, "x")
+    claims.forget_chapter(folder, 3, 0)   # ch3 only: not ch13
+    recorded = claims.load(folder)
+    assert set(recorded[0]) == {"ch13_a"} and set(recorded[1]) == {"ch3_a", "ch13_a"}
+
+
+def test_records_are_plain_json(folder):
+    claims.claim("ch5_accuracy", 0.97, ">=", 0.95, "accuracy", fmt=".1%")
+    data = json.loads((folder / "seed-0" / "ch5_accuracy.json").read_text())
+    assert data["value"] == 0.97 and data["fmt"] == ".1%" and data["about"] == "accuracy"
+
+
+@pytest.mark.parametrize("text, seed", [("", 0), ("  ", 0), ("3", 3), (" 12 ", 12)])
+def test_course_seed(monkeypatch, text, seed):
+    monkeypatch.setenv(seeding.SEED_VARIABLE, text)
+    assert seeding.course_seed() == seed
+
+
+@pytest.mark.parametrize("text", ["one", "-1", "1.5"])
+def test_a_bad_course_seed_is_refused_with_its_name(monkeypatch, text):
+    monkeypatch.setenv(seeding.SEED_VARIABLE, text)
+    with pytest.raises(ValueError, match=seeding.SEED_VARIABLE):
+        seeding.course_seed()
+
+
+def test_setup_returns_and_applies_the_course_seed(monkeypatch):
+    import numpy as np
+    from attention_course import notebook
+
+    monkeypatch.setenv(seeding.SEED_VARIABLE, "7")
+    assert notebook.setup() == 7
+    first = np.random.rand()
+    notebook.setup()
+    assert np.random.rand() == first
+
+
+def test_the_status_page_table_lists_exactly_the_claims_the_chapters_make():
+    """claims_by_seed.json (written by `make claims`) is in step with the chapters' claim() calls."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    patterns = set()
+    for chapter in sorted((root / "chapters").glob("*.md")):
+        for name in re.findall(r'\bclaim\(\s*f?"([^"]+)"', chapter.read_text()):
+            patterns.add(re.sub(r"\{[^}]*\}", "[a-z0-9_]+", name))
+    table = json.loads((root / "claims_by_seed.json").read_text())
+    names = [row["name"] for row in table["claims"]]
+    assert table["seeds"] == [0, 1, 2]
+    unmatched = [n for n in names if not any(re.fullmatch(p, n) for p in patterns)]
+    assert not unmatched, f"claims no chapter makes any more (run `make claims`): {unmatched}"
+    unmeasured = [p for p in patterns if not any(re.fullmatch(p, n) for n in names)]
+    assert not unmeasured, f"claims missing from claims_by_seed.json (run `make claims`): {unmeasured}"
+    for row in table["claims"]:
+        assert row["holds"], f"{row['name']} fails under some seed: {row['values']}"
+        assert all(row["values"][str(seed)] is not None for seed in (0, 1, 2)), row["name"]
