@@ -14,6 +14,7 @@ into ``_build/``) or, by default, in ``~/.cache/attention-course``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -46,6 +47,30 @@ def fingerprint(config: dict, modules=()) -> str:
 def entry(name: str, config: dict, modules=()) -> Path:
     """The folder for one cached result (it exists once the result is complete)."""
     return cache_dir() / f"{name}-{fingerprint(config, modules)}"
+
+
+@contextlib.contextmanager
+def locked(folder: Path):
+    """Hold an exclusive lock on the entry ``folder`` while it is looked up or made.
+
+    The book executes two chapters at a time, and two chapters may ask for the
+    same model (chapters 3 and 11 compare against chapter 1's): the second
+    waits for the first to finish training and then loads its result instead
+    of training it again.  Where ``fcntl`` does not exist (Windows), there is
+    no lock and both train; the result is the same.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_atomically(folder: Path, write) -> None:

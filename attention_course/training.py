@@ -1,0 +1,82 @@
+"""Training helpers the chapters share: length-bucketed batches, compiling, the warm-up schedule.
+
+Sequences in the course's toy tasks vary in length (the translation task's
+sentences have 2 to 29 words, 15 on average), and padding every batch to the
+longest sentence of the whole set wastes half of every step.  A
+:func:`bucketed_dataset` sorts the examples by length (with a little noise, so
+that batches differ from epoch to epoch), cuts them into batches, shuffles the
+order of the batches every epoch and trims each batch to its own longest
+sequence.  The padding that is left is masked, as before: the models'
+outputs and the loss are the same as with full padding, only cheaper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def bucketed_dataset(inputs, targets, batch_size: int, seed: int, pad: int = 0):
+    """A ``tf.data.Dataset`` of length-bucketed batches, reshuffled every epoch.
+
+    ``inputs``: an array ``(N, T_i)`` or a list of them, ``targets`` an array
+    ``(N, T_o)``; ``pad`` is the padding id (at the end of each row).  Every
+    array of a batch is trimmed to the longest unpadded row of that array in
+    the batch.  The ``(N,)`` lengths used for sorting are those of the first
+    input.  Yields ``(inputs, targets)`` with the same structure as given.
+    """
+    import tensorflow as tf
+
+    single = not isinstance(inputs, (list, tuple))
+    arrays = [np.asarray(inputs)] if single else [np.asarray(a) for a in inputs]
+    targets = np.asarray(targets)
+    n = len(targets)
+    if any(len(a) != n for a in arrays):
+        raise ValueError(f"inputs and targets have different numbers of rows: "
+                         f"{[len(a) for a in arrays]} and {n}")
+    lengths = (arrays[0] != pad).sum(axis=1)
+    rng = np.random.default_rng(seed)
+
+    def trim(array, rows):
+        batch = array[rows]
+        width = int((batch != pad).sum(axis=1).max()) if batch.ndim == 2 else None
+        return batch[:, :max(width, 1)] if width is not None else batch
+
+    def batches():
+        noisy = lengths + rng.uniform(0, 2, size=n)  # neighbours of similar length mix
+        order = np.argsort(noisy, kind="stable")
+        groups = [order[i:i + batch_size] for i in range(0, n, batch_size)]
+        for g in rng.permutation(len(groups)):
+            rows = np.sort(groups[g])
+            x = [trim(a, rows) for a in arrays]
+            yield (x[0] if single else tuple(x)), trim(targets, rows)
+
+    def spec(array):
+        return tf.TensorSpec((None,) * array.ndim, tf.as_dtype(array.dtype))
+
+    signature = (spec(arrays[0]) if single else tuple(spec(a) for a in arrays), spec(targets))
+    return tf.data.Dataset.from_generator(batches, output_signature=signature) \
+        .apply(tf.data.experimental.assert_cardinality(math.ceil(n / batch_size))) \
+        .prefetch(2)
+
+
+def warmup_cosine(learning_rate: float, total_steps: int, warmup_steps: int):
+    """Learning rate rising linearly from 0 over ``warmup_steps``, then a cosine to 0."""
+    import keras
+
+    if not 0 <= warmup_steps < total_steps:
+        raise ValueError(f"warmup_steps must be in [0, total_steps={total_steps}), got {warmup_steps}")
+    return keras.optimizers.schedules.CosineDecay(
+        0.0, total_steps - warmup_steps, warmup_target=learning_rate, warmup_steps=warmup_steps)
+
+
+def compile_for_training(model, optimizer, loss, **kwargs):
+    """``model.compile(...)``, then create the optimizer's variables now.
+
+    Keras otherwise creates them inside the first training step, which makes
+    TensorFlow trace that step twice: several seconds on a small model.
+    """
+    model.compile(optimizer=optimizer, loss=loss, **kwargs)
+    model.optimizer.build(model.trainable_variables)
+    return model

@@ -1,0 +1,95 @@
+"""Length-bucketed batches and the training helpers the chapters share."""
+
+import keras
+import numpy as np
+import pytest
+
+from attention_course import training
+
+
+def padded(lengths, width, start=1):
+    """Rows ``start, start+1, ...`` of the given lengths, right-padded with 0 to ``width``."""
+    rows = np.zeros((len(lengths), width), dtype=np.int32)
+    for i, n in enumerate(lengths):
+        rows[i, :n] = np.arange(start, start + n) + 100 * i
+    return rows
+
+
+@pytest.fixture
+def data():
+    lengths = np.random.default_rng(0).integers(1, 12, size=203)
+    source = padded(lengths, 12)
+    target = padded(lengths + 1, 13)
+    return lengths, source, target
+
+
+def batches(dataset):
+    return [((s.numpy(), d.numpy()), t.numpy()) for (s, d), t in dataset]
+
+
+def test_every_row_once_per_epoch_trimmed_to_the_batch(data):
+    lengths, source, target = data
+    dataset = training.bucketed_dataset([source, target], target, batch_size=16, seed=0)
+    assert dataset.cardinality() == 13
+    seen = []
+    for (s, d), t in batches(dataset):
+        assert len(s) <= 16
+        widths = (s != 0).sum(1)
+        assert s.shape[1] == widths.max()                     # trimmed to its longest row
+        assert widths.max() - widths.min() <= 2               # neighbours in length
+        assert d.shape[1] == t.shape[1] == (t != 0).sum(1).max()
+        seen.extend(s[:, 0] // 100)                            # the row number (see padded)
+        for row_s, row_t in zip(s, t):                         # inputs and targets stay paired
+            i = row_s[0] // 100
+            np.testing.assert_array_equal(row_s, source[i, :s.shape[1]])
+            np.testing.assert_array_equal(row_t, target[i, :t.shape[1]])
+    assert sorted(seen) == list(range(len(source)))
+
+
+def test_batches_change_from_epoch_to_epoch_and_repeat_with_the_seed(data):
+    _, source, target = data
+    order = lambda ds: [tuple(s[:, 0]) for (s, _), _ in batches(ds)]
+    dataset = training.bucketed_dataset([source, target], target, batch_size=16, seed=3)
+    first, second = order(dataset), order(dataset)
+    assert first != second
+    assert first == order(training.bucketed_dataset([source, target], target, batch_size=16, seed=3))
+
+
+def test_a_single_input_and_mismatched_rows(data):
+    _, source, target = data
+    (x, y), = [(x.numpy(), y.numpy()) for x, y in training.bucketed_dataset(source, target, 500, seed=0)]
+    assert x.shape == (len(source), 11) and y.shape == (len(source), 12)
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        training.bucketed_dataset([source, target[:-1]], target, 16, seed=0)
+
+
+def test_padding_masked_models_train_the_same_on_trimmed_batches():
+    """With masking, a trimmed batch gives the loss of the fully padded one."""
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(20, 8, mask_zero=True)(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(20)(keras.layers.LSTM(8, return_sequences=True)(x)))
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+    source = padded([3, 5, 2], 9, start=1) % 20
+    source[source == 0] = 1
+    source[:, 5:] = 0
+    source[0, 3:] = source[2, 2:] = 0
+    full = float(loss(source, model(source)))
+    trimmed = float(loss(source[:, :5], model(source[:, :5])))
+    assert full == pytest.approx(trimmed, rel=1e-6)
+
+
+def test_warmup_cosine_rises_then_decays_to_zero():
+    schedule = training.warmup_cosine(1e-3, total_steps=100, warmup_steps=10)
+    values = np.array([float(schedule(step)) for step in range(101)])
+    assert values[0] == 0 and values[10] == pytest.approx(1e-3)
+    assert np.all(np.diff(values[:11]) > 0) and np.all(np.diff(values[10:]) <= 1e-12)
+    assert values[100] == pytest.approx(0, abs=1e-9)
+    with pytest.raises(ValueError, match="warmup_steps"):
+        training.warmup_cosine(1e-3, total_steps=10, warmup_steps=10)
+
+
+def test_compile_for_training_creates_the_optimizer_state_at_once():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    training.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
+    assert model.optimizer.built and len(model.optimizer.variables) > 1
