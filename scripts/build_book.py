@@ -1,52 +1,167 @@
 """Build the book strictly: every chapter executed, any warning or cell error fails.
 
-Run by ``make book``.  Jupyter Book's execution cache (``_build/.jupyter_cache``)
-re-runs a chapter only when its code cells change; it cannot see a change in
-the ``attention_course`` package that the chapters import.  So this script
-keys the cache on the package too: when any package file changed since the
-last build, the cached outputs are dropped and every chapter runs again.
+Run by ``make book``.  Two steps:
+
+1. **Execute what changed, in parallel.**  Every chapter of ``_toc.yml`` has a
+   key (``chapter_execution.chapter_key``): its code cells, the package modules
+   it imports, the pinned requirements and the course seed.  A chapter whose
+   key differs from the one its cached outputs were made with is executed
+   again -- in a pool of kernels, one per core, longest first -- and its
+   outputs are stored in Jupyter Book's execution cache
+   (``_build/.jupyter_cache``).  Editing a display helper re-executes the
+   chapters that import it and no other; trained models are cached by content
+   besides (``attention_course.cache``), so re-executing a chapter does not
+   necessarily re-train it.  If a chapter fails, every failure is printed and
+   the build stops there.
+2. **Sphinx** (``jupyter-book build -W -n --keep-going``) renders the book from
+   the cache; any warning fails the build.
+
+At the end it prints how long each chapter took to execute.  The kernels
+record every claim about a trained result in ``_build/claims``
+(``attention_course.claims``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import shutil
+import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import chapter_execution  # noqa: E402
+import course_notebooks  # noqa: E402
+
+ROOT = chapter_execution.ROOT
 BUILD = ROOT / "_build"
 EXECUTION_CACHE = BUILD / ".jupyter_cache"
-SPHINX_ENVIRONMENT = BUILD / ".doctrees"  # Sphinx re-reads (so re-executes) only changed sources
-PACKAGE_STAMP = BUILD / ".package-hash"
+DOCTREES = BUILD / ".doctrees"
+KEYS = BUILD / ".chapter-keys.json"       # chapter -> key of the outputs in the cache
+CLAIMS = BUILD / "claims"
 
 
-def package_hash() -> str:
-    digest = hashlib.sha256()
-    for path in sorted((ROOT / "attention_course").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(ROOT)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+def chapters() -> list[Path]:
+    """The executable pages of the book (MyST notebooks in ``_toc.yml``), in reading order."""
+    from myst_nb.core.read import is_myst_markdown_notebook
+
+    paths = []
+    for docname in course_notebooks.toc_docnames(ROOT):
+        path = course_notebooks.source_path(docname, ROOT)
+        if path.suffix == ".md" and is_myst_markdown_notebook(path.read_text()):
+            paths.append(path)
+    return paths
+
+
+def keyed_environment() -> dict[str, str]:
+    """The environment variables that change a chapter's outputs (part of its key)."""
+    from attention_course.seeding import SEED_VARIABLE, course_seed
+
+    return {SEED_VARIABLE: str(course_seed())}
+
+
+def workers() -> int:
+    return max(1, int(os.environ.get("BOOK_JOBS", os.cpu_count() or 1)))
+
+
+def execute_changed(cache, keys: dict) -> tuple[list, list[str]]:
+    """Execute every chapter whose key changed; returns the results and the chapters up to date."""
+    from jupyter_cache.base import CacheBundleIn
+    from attention_course import claims
+
+    keyed = keyed_environment()
+    seed = int(keyed["ATTENTION_COURSE_SEED"])
+    environment = keyed | {claims.FOLDER_VARIABLE: str(CLAIMS), claims.MODE_VARIABLE: "assert"}
+    jobs, current, fresh = [], {}, []
+    for path in chapters():
+        docname = str(path.relative_to(ROOT).with_suffix(""))
+        notebook = chapter_execution.read_chapter(path)
+        current[docname] = chapter_execution.chapter_key(path, notebook, keyed)
+        try:
+            record = cache.match_cache_notebook(notebook)
+        except KeyError:
+            record = None
+        if record is not None and keys.get(docname) == current[docname]:
+            fresh.append(docname)
+            continue
+        if record is not None:  # same code, other dependencies: the outputs are stale
+            cache.remove_cache_record(record.pk)
+        expected = record.data.get("execution_seconds", 0) if record is not None else 0
+        jobs.append(chapter_execution.Job(path, notebook, dict(environment), expected))
+
+    by_path = {job.path: job for job in jobs}
+    for path, earlier in chapter_execution.shared_models(chapters()).items():
+        if path in by_path:
+            by_path[path].after = [by_path[e] for e in earlier if e in by_path]
+
+    if jobs:
+        print(f"executing {len(jobs)} chapter(s) in {workers()} kernel(s): "
+              + ", ".join(job.path.stem for job in jobs))
+    for job in jobs:
+        if job.path.stem[:2].isdigit():  # chapters/08_... records claims named ch8_...
+            claims.forget_chapter(CLAIMS, int(job.path.stem[:2]), seed)
+    results = chapter_execution.execute_all(jobs, workers())
+    for result in results:
+        if result.error is not None:
+            continue
+        docname = str(result.job.path.relative_to(ROOT).with_suffix(""))
+        cache.cache_notebook_bundle(
+            CacheBundleIn(result.job.notebook, str(result.job.path),
+                          data={"execution_seconds": result.seconds}),
+            check_validity=False, overwrite=True)
+        keys[docname] = current[docname]
+        # Sphinx re-reads a page when its source changed; here only its outputs did.
+        (DOCTREES / f"{docname}.doctree").unlink(missing_ok=True)
+    KEYS.write_text(json.dumps(keys, indent=1))
+    return results, fresh
+
+
+def chapter_times(cache) -> list[tuple[str, float | None]]:
+    """(chapter, seconds its cached outputs took to execute) in reading order."""
+    times = []
+    for path in chapters():
+        try:
+            record = cache.match_cache_notebook(chapter_execution.read_chapter(path))
+            times.append((path.stem, record.data.get("execution_seconds")))
+        except KeyError:
+            times.append((path.stem, None))
+    return times
 
 
 def main() -> int:
-    current = package_hash()
-    if EXECUTION_CACHE.exists() and (not PACKAGE_STAMP.exists()
-                                     or PACKAGE_STAMP.read_text() != current):
-        print("attention_course changed since the last build: re-executing every chapter")
-        shutil.rmtree(EXECUTION_CACHE)
-        shutil.rmtree(SPHINX_ENVIRONMENT, ignore_errors=True)
-    # From here on, whatever enters the cache was executed with this package.
+    from jupyter_cache import get_cache
+
     BUILD.mkdir(exist_ok=True)
-    PACKAGE_STAMP.write_text(current)
+    # trained models, cached by content (attention_course.cache), live in the build folder
+    os.environ.setdefault("ATTENTION_COURSE_CACHE", str(BUILD / "course_cache"))
+    cache = get_cache(str(EXECUTION_CACHE))
+    keys = json.loads(KEYS.read_text()) if KEYS.exists() else {}
     started = time.perf_counter()
+    results, _ = execute_changed(cache, keys)
+    executed = {result.name for result in results}
+    failed = [result for result in results if result.error is not None]
+    executing = time.perf_counter() - started
+    if failed:
+        for result in failed:
+            print(f"\n===== {result.job.path.relative_to(ROOT)} failed =====\n{result.error}",
+                  file=sys.stderr)
+        print(f"book build FAILED: {len(failed)} chapter(s) failed to execute "
+              f"({', '.join(r.name for r in failed)})", file=sys.stderr)
+        return 1
+
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(ROOT),
                "-W", "-n", "--keep-going"]
     code = subprocess.call(command, cwd=ROOT)
     seconds = time.perf_counter() - started
+
+    times = chapter_times(cache)
+    print("\nchapter execution times (s; * = executed in this build, else from the cache):")
+    for name, value in times:
+        mark = "*" if name in executed else " "
+        print(f"  {mark} {name:32s} {'—' if value is None else f'{value:6.1f}'}")
+    total = sum(value for _, value in times if value is not None)
+    print(f"  sum {total:.0f} s; executing {executing:.0f} s with {workers()} kernel(s)")
     print(f"book build {'succeeded' if code == 0 else 'FAILED'} in {seconds:.0f} s")
     return code
 

@@ -1,0 +1,249 @@
+"""Execute the book's chapters in parallel, each keyed by exactly what it depends on.
+
+Used by ``build_book.py`` (which stores the executed chapters in Jupyter
+Book's execution cache before Sphinx reads them) and by ``check_claims.py``
+(which executes the chapters that train under several seeds).
+
+* **Reading.** A chapter is read into a notebook by myst-nb's own reader, with
+  the book's Markdown settings, so that the notebook executed here hashes like
+  the one Sphinx reads and finds in the cache.
+* **Keys.** A chapter's key hashes its code cells, the source of every module
+  of ``attention_course`` it imports (directly or through other modules), the
+  package data next to them, ``requirements.txt`` and the course seed.  A
+  rebuild re-executes a chapter when its key changed, and only then: editing
+  ``plotting.py`` re-executes the chapters that import it, not the others.
+* **Parallel.** Chapters run in a pool of kernels, longest first; each kernel
+  gets its share of the cores (TensorFlow's and the BLAS libraries' thread
+  counts), so that two kernels on two cores do not fight over them.  A
+  chapter that reuses a model an earlier chapter trains (chapter 3 compares
+  against chapter 1's translator, through ``experiments.rnn_translator``)
+  starts after that chapter, so that it loads the model instead of waiting
+  for it or training it twice.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "attention_course"
+CELL_TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
+
+#: environment variables that set how many threads a kernel's libraries use
+THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "MKL_NUM_THREADS")
+
+
+def markdown_config():
+    """The MyST parser settings of the book (``parse:`` in ``_config.yml``)."""
+    import yaml
+    from myst_parser.config.main import MdParserConfig
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    extensions = config.get("parse", {}).get("myst_enable_extensions", [])
+    return MdParserConfig(enable_extensions=set(extensions))
+
+
+def read_chapter(path: Path):
+    """The chapter ``path`` (MyST Markdown) as the notebook myst-nb reads it."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    return read_myst_markdown_notebook(path.read_text(), config=markdown_config(),
+                                       add_source_map=True, path=str(path))
+
+
+# --- what a chapter depends on -------------------------------------------------------
+
+def _module_path(name: str) -> Path | None:
+    """``attention_course.x.y`` -> its file in the repository (None if it does not exist)."""
+    base = ROOT.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _imported_modules(tree: ast.AST, module: str | None = None) -> set[str]:
+    """Names of the ``attention_course`` modules that ``tree`` imports, anywhere in it.
+
+    ``module`` is the dotted name of the module ``tree`` is (for relative imports).
+    ``from attention_course import x`` may import a submodule ``x`` or a name
+    defined in the package: both the package and ``attention_course.x`` are
+    returned, and names that are not modules are dropped later.
+    """
+    names = set()
+    package = module.rsplit(".", 1)[0] if module else None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolved against this module's package
+                if package is None:
+                    continue
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            names.add(source)
+            names.update(f"{source}.{alias.name}" for alias in node.names)
+    return {name for name in names if name == PACKAGE or name.startswith(PACKAGE + ".")}
+
+
+def dependencies(sources: list[str]) -> list[Path]:
+    """The package files that code ``sources`` depends on: modules, their packages, data files.
+
+    Follows imports through the package (including imports inside functions),
+    adds the ``__init__.py`` of every package on the way and the data files
+    (anything not ``.py``) in the folders of the modules found.
+    """
+    pending = set().union(*(_imported_modules(ast.parse(source)) for source in sources)) \
+        if sources else set()
+    seen: dict[str, Path] = {}
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        path = _module_path(name)
+        if path is None:
+            continue  # a function or class imported from a module, not a module
+        seen[name] = path
+        parts = name.split(".")
+        pending.update(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
+        module = name if path.name != "__init__.py" else f"{name}.__init__"
+        pending.update(_imported_modules(ast.parse(path.read_text()), module))
+    files = set(seen.values())
+    for folder in {path.parent for path in seen.values()}:
+        files.update(p for p in folder.iterdir()
+                     if p.is_file() and p.suffix not in (".py", ".pyc"))
+    return sorted(files)
+
+
+def code_sources(notebook) -> list[str]:
+    return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def chapter_key(path: Path, notebook, environment: dict[str, str]) -> str:
+    """Hash of what the chapter's outputs depend on (see the module docstring)."""
+    sources = code_sources(notebook)
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.encode() + b"\0")
+    for dependency in [*dependencies(sources), ROOT / "requirements.txt",
+                       ROOT / "requirements-nodeps.txt"]:
+        digest.update(str(dependency.relative_to(ROOT)).encode() + b"\0" + dependency.read_bytes())
+    for name in sorted(environment):
+        digest.update(f"{name}={environment[name]}\0".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+#: a call of a function of attention_course.experiments, which trains a model or loads it
+EXPERIMENT_CALL = re.compile(r"\bexperiments\.(\w+)\(")
+
+
+def shared_models(paths: list[Path]) -> dict[Path, set[Path]]:
+    """``{chapter: earlier chapters that train models it reuses}``, ``paths`` in reading order.
+
+    Two chapters that call the same experiment function
+    (``experiments.rnn_translator(...)``) share its cached models: the
+    later one runs after the earlier one.
+    """
+    seen: dict[str, list[Path]] = {}
+    needs = {}
+    for path in paths:
+        called = set(EXPERIMENT_CALL.findall(path.read_text())) - {"translation_data"}
+        needs[path] = {earlier for name in called for earlier in seen.get(name, [])}
+        for name in called:
+            seen.setdefault(name, []).append(path)
+    return needs
+
+
+# --- executing --------------------------------------------------------------------
+
+@dataclass
+class Job:
+    """One chapter to execute, with the environment variables its kernel gets."""
+
+    path: Path
+    notebook: object = None
+    environment: dict[str, str] = field(default_factory=dict)
+    expected_seconds: float = 0.0   # for the order: longest first
+    after: list = field(default_factory=list)   # jobs that must finish first
+
+
+@dataclass
+class Result:
+    job: Job
+    seconds: float
+    error: str | None    # None: every cell ran without an error
+
+    @property
+    def name(self) -> str:
+        return self.job.path.stem
+
+
+def thread_environment(workers: int) -> dict[str, str]:
+    """Thread counts that give each of ``workers`` kernels its share of the cores."""
+    threads = str(max(1, (os.cpu_count() or 1) // workers))
+    return {name: threads for name in THREAD_VARIABLES} | {"TF_NUM_INTEROP_THREADS": "1"}
+
+
+def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
+    """Run every cell of ``job.notebook`` (in place) in a fresh kernel in the chapter's folder."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    if job.notebook is None:
+        job.notebook = read_chapter(job.path)
+    environment = os.environ | job.environment
+    client = NotebookClient(job.notebook, timeout=timeout, allow_errors=False,
+                            resources={"metadata": {"path": str(job.path.parent)}})
+    started = time.perf_counter()
+    error = None
+    try:
+        client.execute(env=environment)
+    except CellExecutionError as failure:
+        error = str(failure)
+    except Exception:  # a timeout, a dead kernel: say what happened, keep the other chapters going
+        error = traceback.format_exc()
+    return Result(job, time.perf_counter() - started, error)
+
+
+def execute_all(jobs: list[Job], workers: int, report=print) -> list[Result]:
+    """Execute ``jobs`` in ``workers`` parallel kernels, longest expected first.
+
+    A job starts once the jobs in its ``after`` have finished (or were never
+    among ``jobs``).  ``report(line)`` is called as each chapter finishes.  Every
+    job runs, even after a failure, so that one build reports every failing
+    chapter.
+    """
+    pending = sorted(jobs, key=lambda job: -job.expected_seconds)
+    threads = thread_environment(workers)
+    for job in pending:
+        job.environment = threads | job.environment
+    results, running = [], {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while pending or running:
+            unfinished = {id(job) for job in pending} | {id(job) for job in running.values()}
+            for job in list(pending):
+                if len(running) < workers and not {id(a) for a in job.after} & unfinished:
+                    pending.remove(job)
+                    running[pool.submit(execute, job)] = job
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                del running[future]
+                result = future.result()
+                results.append(result)
+                status = "ok" if result.error is None else "FAILED"
+                report(f"  {result.name}: {result.seconds:.0f} s, {status}")
+    return results

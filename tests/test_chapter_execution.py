@@ -1,0 +1,75 @@
+"""What a chapter's cached outputs are keyed on, and the order chapters execute in."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import chapter_execution  # noqa: E402
+
+
+def names(paths):
+    return {str(p.relative_to(ROOT)) for p in paths}
+
+
+def test_dependencies_follow_imports_through_the_package():
+    found = names(chapter_execution.dependencies(["from attention_course import experiments"]))
+    # experiments imports training, cache, decoding, ... and the data module of the task
+    for module in ("experiments.py", "training.py", "cache.py", "decoding.py", "seeding.py",
+                   "data/toy_translation.py", "__init__.py", "data/__init__.py"):
+        assert f"attention_course/{module}" in found, module
+    assert "attention_course/vision.py" not in found   # nothing imports it from there
+
+
+def test_dependencies_include_imports_inside_functions_and_package_data():
+    # experiments.rnn_translator imports models.rnn_seq2seq inside the function
+    found = names(chapter_execution.dependencies(["import attention_course.experiments as e"]))
+    assert "attention_course/models/rnn_seq2seq.py" in found
+    found = names(chapter_execution.dependencies(["from attention_course.data import char_gpt"]))
+    assert "attention_course/data/char_gpt.npz" in found   # the shipped weights
+
+
+def test_a_chapter_without_the_package_depends_on_nothing():
+    assert chapter_execution.dependencies(["import numpy as np", "x = 1"]) == []
+
+
+def test_the_key_changes_with_code_module_and_seed(tmp_path):
+    chapter = ROOT / "chapters" / "07_positional_encoding.md"
+    notebook = chapter_execution.read_chapter(chapter)
+    key = chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "0"})
+    assert key == chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "0"})
+    assert key != chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "1"})
+    code = next(cell for cell in notebook.cells if cell.cell_type == "code")
+    code.source += "\n# edited"
+    assert key != chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "0"})
+
+
+def test_chapters_that_reuse_a_trained_model_run_after_the_chapter_that_trains_it(tmp_path):
+    def write(name, text):
+        (tmp_path / name).write_text(text)
+        return tmp_path / name
+
+    first = write("01.md", "baseline = experiments.rnn_translator(attention=False)")
+    second = write("03.md", "a = experiments.rnn_translator(attention=True)\n"
+                            "train, test = experiments.translation_data()")
+    other = write("05.md", "train, test = experiments.translation_data()")
+    third = write("11.md", "experiments.transformer_translator()\nexperiments.rnn_translator(True)")
+    needs = chapter_execution.shared_models([first, second, other, third])
+    assert needs == {first: set(), second: {first}, other: set(), third: {first, second}}
+
+
+def test_jobs_wait_for_the_jobs_they_come_after(monkeypatch):
+    finished = []
+
+    def execute(job, timeout=0):
+        finished.append(job.path.name)
+        return chapter_execution.Result(job, 0.0, None)
+
+    monkeypatch.setattr(chapter_execution, "execute", execute)
+    a, b, c = (chapter_execution.Job(Path(n)) for n in ("a", "b", "c"))
+    c.after, b.expected_seconds = [a], 10    # b first (longest); c only after a
+    c.expected_seconds = 20
+    results = chapter_execution.execute_all([a, b, c], workers=1, report=lambda line: None)
+    assert finished.index("c") > finished.index("a") and len(results) == 3
+    assert all(job.environment["TF_NUM_INTRAOP_THREADS"] == str(__import__("os").cpu_count())
+               for job in (a, b, c))
