@@ -1,6 +1,9 @@
 # The two commands of the README:
 #   make book   build the book strictly (every chapter executed; any warning fails)
 #   make test   build the book, then run every test
+# and, for maintainers:
+#   make claims execute the chapters that train under seeds 0, 1 and 2 and
+#               write the table of their claims (claims_by_seed.json)
 # Both create the virtual environment in .venv on first use and reuse it after.
 
 PYTHON ?= python3.11
@@ -14,7 +17,7 @@ export TF_ENABLE_ONEDNN_OPTS := 0
 export PYTHONHASHSEED := 0
 export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 
-.PHONY: book test clean
+.PHONY: book test claims clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +32,9 @@ book: $(STAMP)
 
 test: book
 	$(PY) -m pytest -n 2
+
+claims: $(STAMP)
+	$(PY) scripts/check_claims.py
 
 clean:
 	rm -rf _build

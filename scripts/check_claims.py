@@ -1,0 +1,161 @@
+"""Execute every chapter that makes claims about trained results under several seeds.
+
+Run by ``make claims`` (not part of ``make test``: it executes the training
+chapters once per seed).  Each chapter runs with ``ATTENTION_COURSE_SEED`` set
+to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
+fails is recorded instead of stopping the chapter; then one table is printed:
+every claim (``attention_course.claims.claim``), its threshold, its value
+under each seed and its smallest margin.  The table is written to
+``claims_by_seed.json``, which the book's status page shows, once every
+chapter with claims has records under seeds 0, 1 and 2 (from this run or an
+earlier one: ``--chapters 8`` re-measures chapter 8 only); a test checks that
+it lists exactly the claims the chapters make.
+
+    python scripts/check_claims.py                  # seeds 0 1 2, every chapter with claims
+    python scripts/check_claims.py --seeds 3 4 --chapters 8 14
+
+Exit status 1 if a claim fails under any seed or a chapter fails to execute.
+Trained models are cached by content (``_build/course_cache``), so a chapter
+that the book build already executed under seed 0 does not train again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import chapter_execution  # noqa: E402
+
+from attention_course import claims  # noqa: E402
+from attention_course.seeding import SEED_VARIABLE  # noqa: E402
+
+ROOT = chapter_execution.ROOT
+RECORDS = ROOT / "_build" / "claims-by-seed"
+TABLE = ROOT / "claims_by_seed.json"
+CLAIM_CALL = re.compile(r"\bclaims?\.claim\(|\bclaim\(")
+TABLE_SEEDS = [0, 1, 2]   # the seeds of the table on the status page
+
+
+def chapters_with_claims(numbers: list[int] | None = None) -> list[Path]:
+    paths = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+    paths = [p for p in paths if CLAIM_CALL.search(p.read_text())]
+    if numbers:
+        paths = [p for p in paths if int(p.stem[:2]) in numbers]
+    return paths
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def table_rows(recorded: dict[int, dict[str, claims.Claim]], seeds: list[int]) -> list[dict]:
+    names = sorted({name for by_name in recorded.values() for name in by_name},
+                   key=lambda n: (int(claims.NAME.fullmatch(n).group(1)), n))
+    rows = []
+    for name in names:
+        found = [recorded.get(seed, {}).get(name) for seed in seeds]
+        first = next(c for c in found if c is not None)
+        rows.append({
+            "name": name, "chapter": first.chapter, "about": first.about, "op": first.op,
+            "threshold": first.threshold, "fmt": first.fmt,
+            "values": {str(seed): (None if c is None else c.value) for seed, c in zip(seeds, found)},
+            "margin": min((c.margin for c in found if c is not None), default=-math.inf),
+            "holds": all(c is not None and c.holds for c in found),
+        })
+    return rows
+
+
+def print_table(rows: list[dict], seeds: list[int]) -> None:
+    def show(value, fmt):
+        return "missing" if value is None else f"{value:{fmt}}"
+
+    header = f"{'claim':34s} {'threshold':>12s} " + " ".join(f"{'seed ' + str(s):>9s}" for s in seeds)
+    print(header + f" {'margin':>9s}")
+    for row in rows:
+        values = " ".join(f"{show(row['values'][str(s)], row['fmt']):>9s}" for s in seeds)
+        flag = "" if row["holds"] else "   <-- FAILS"
+        print(f"{row['name']:34s} {row['op']:>2s} {row['threshold']:9{row['fmt']}} {values} "
+              f"{row['margin']:9{row['fmt']}}{flag}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--chapters", type=int, nargs="*", help="chapter numbers (default: all with claims)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {TABLE.name}")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("ATTENTION_COURSE_CACHE", str(ROOT / "_build" / "course_cache"))
+    paths = chapters_with_claims(args.chapters)
+    jobs, needs = [], chapter_execution.shared_models(paths)
+    for seed in args.seeds:
+        by_path = {}
+        for path in paths:
+            claims.forget_chapter(RECORDS, int(path.stem[:2]), seed)
+            by_path[path] = chapter_execution.Job(path, environment={
+                SEED_VARIABLE: str(seed), claims.FOLDER_VARIABLE: str(RECORDS),
+                claims.MODE_VARIABLE: "record"}, expected_seconds=-int(path.stem[:2]))
+            by_path[path].after = [by_path[e] for e in needs[path]]
+            jobs.append(by_path[path])
+    print(f"executing {len(paths)} chapter(s) under seeds {args.seeds} "
+          f"({len(jobs)} runs, {args.workers} kernel(s))")
+    started = time.perf_counter()
+    results = chapter_execution.execute_all(
+        jobs, args.workers,
+        report=lambda line: print(line + f" [{time.perf_counter() - started:.0f} s]", flush=True))
+    failed = [r for r in results if r.error is not None]
+    for result in failed:
+        seed = result.job.environment[SEED_VARIABLE]
+        print(f"\n===== {result.job.path.name}, seed {seed}: failed to execute =====\n{result.error}")
+
+    # The table covers every chapter with claims, from the records of this run and
+    # of earlier ones (``--chapters 8`` re-measures chapter 8 and keeps the rest).
+    every = chapters_with_claims()
+    numbers = {int(p.stem[:2]) for p in every}
+    loaded = claims.load(RECORDS)
+    recorded = {seed: {n: c for n, c in loaded.get(seed, {}).items() if c.chapter in numbers}
+                for seed in TABLE_SEEDS}
+    rows = table_rows(recorded, TABLE_SEEDS)
+    print()
+    print_table(rows, TABLE_SEEDS)
+    worst = sorted(rows, key=lambda r: r["margin"] / (abs(r["threshold"]) or 1))[:3]
+    print("\nsmallest margins (relative to the threshold): " + "; ".join(
+        f"{r['name']} {r['margin']:{r['fmt']}} (threshold {r['op']} {r['threshold']:{r['fmt']}})"
+        for r in worst))
+
+    missing = sorted(f"chapter {n}, seed {seed}" for n in numbers for seed in TABLE_SEEDS
+                     if not any(c.chapter == n for c in recorded[seed].values()))
+    if not args.no_write and not missing and not failed:
+        TABLE.write_text(json.dumps({
+            "seeds": TABLE_SEEDS,
+            "measured": {"date": datetime.date.today().isoformat(), "cpu": cpu_name(),
+                         "cores": os.cpu_count(), "seconds": round(time.perf_counter() - started)},
+            "claims": rows}, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {TABLE.relative_to(ROOT)}")
+    elif not args.no_write:
+        print(f"{TABLE.name} not rewritten: " + (f"no records for {', '.join(missing)}" if missing
+                                                 else "a chapter failed to execute"))
+    ok = not failed and all(row["holds"] for row in rows)
+    print(f"{len(rows)} claims, {sum(r['holds'] for r in rows)} hold under every seed; "
+          f"{len(failed)} run(s) failed to execute; {time.perf_counter() - started:.0f} s")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
