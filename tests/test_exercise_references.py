@@ -51,5 +51,8 @@ def test_block_matches_a_fresh_keras_run(assignment, name, source):
         assert stored[key].shape == value.shape and stored[key].dtype == value.dtype, key
         if value.dtype == bool:
             np.testing.assert_array_equal(stored[key], value, err_msg=key)
-        else:  # the same inputs; Keras outputs within float32 round-off of today's run
-            np.testing.assert_allclose(stored[key], value, rtol=1e-6, atol=1e-7, err_msg=key)
+        else:
+            # The same inputs, run by Keras on another CPU (or another build of its
+            # kernels): float32 results may differ in the last bits of every sum, which
+            # two layers compound to a few 1e-7 (measured: 7e-7 on values of order 1).
+            np.testing.assert_allclose(stored[key], value, rtol=1e-5, atol=1e-6, err_msg=key)

@@ -108,9 +108,12 @@ def _submissions(course):
                                      "import signal\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                                      "    while True:\n        pass\n    query, key, value = np.asarray(query)")
 
-    # 9. A memory bomb inside a function the tests call.
+    # 9. A memory bomb inside a function the tests call.  It reserves 1 GiB per step
+    # without touching it, so it reaches the address-space limit (RLIMIT_AS) in its
+    # first steps, in microseconds: how busy the machine is cannot make the time
+    # limit strike first.
     subs["memory-bomb"] = edited(solved, "additive_attention", "query, key, value = np.asarray(query)",
-                                 "hog = []\n    while True:\n        hog.append(np.ones(2 ** 24))\n"
+                                 "hog = []\n    while True:\n        hog.append(np.empty(2 ** 27))\n"
                                  "    query, key, value = np.asarray(query)")
 
     # 10. An output flood.
