@@ -16,17 +16,27 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import cache, decoding, evaluation
+from . import cache, decoding, evaluation, training
 from .data import toy_translation
+from .seeding import course_seed
 
-#: The split every translation chapter uses: same sentences, same seed.
-SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 29, "seed": 0}
+#: The split every translation chapter uses: same sentences; the seed is the course seed.
+SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 29}
 
 
-@lru_cache(maxsize=1)
-def translation_data():
-    """``(train, test)`` :class:`~attention_course.data.toy_translation.TranslationData`."""
-    return toy_translation.make_splits(**SPLIT)
+def translation_data(seed: int | None = None):
+    """``(train, test)`` :class:`~attention_course.data.toy_translation.TranslationData`.
+
+    Generated from ``seed`` (default: the course seed,
+    :mod:`attention_course.seeding`), so that the whole book can be run
+    under another seed.
+    """
+    return _translation_data(course_seed() if seed is None else seed)
+
+
+@lru_cache(maxsize=2)
+def _translation_data(seed: int):
+    return toy_translation.make_splits(**SPLIT, seed=seed)
 
 
 @dataclass
@@ -85,12 +95,16 @@ def decode_test_set(model, test, batch_size: int = 500):
 
 
 def run_translation(name: str, build_model, config: dict, epochs: int, batch_size: int = 64,
-                    learning_rate: float = 3e-3, seed: int = 0, modules=(),
-                    warmup_steps: int | None = None) -> TranslationRun:
+                    learning_rate: float = 3e-3, seed: int | None = None, modules=(),
+                    warmup_steps: int | None = None, bucketed: bool = True) -> TranslationRun:
     """Train ``build_model(**config)`` on the toy task, or load the cached result.
 
-    ``modules`` are the modules whose source defines the model; with this
-    module, the data and the decoder they key the cache.  With
+    ``seed`` (default: the course seed) seeds the data split, the
+    initialisation and the order of the batches.  ``modules`` are the modules
+    whose source defines the model; with this module, the data and the
+    decoder they key the cache.  With ``bucketed``, batches are bucketed by
+    length (:func:`attention_course.training.bucketed_dataset`); without it,
+    they are random batches padded to the longest sentence of the task.  With
     ``warmup_steps``, the learning rate rises linearly from 0 to
     ``learning_rate`` over that many steps and then decays to 0 along a cosine
     by the end of training (the usual schedule for Transformers); without it,
@@ -98,36 +112,53 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     """
     import keras
 
-    train, test = translation_data()
+    seed = course_seed() if seed is None else seed
+    train, test = translation_data(seed)
     settings = {"name": name, "config": config, "epochs": epochs, "batch_size": batch_size,
-                "learning_rate": learning_rate, "seed": seed, "split": SPLIT}
+                "learning_rate": learning_rate, "seed": seed, "split": SPLIT, "bucketed": bucketed}
     if warmup_steps is not None:  # part of the cache key, like every other setting
         settings["warmup_steps"] = warmup_steps
-    folder = cache.entry(name, settings, modules=(*modules, toy_translation, decoding,
-                                                   evaluation, __import__(__name__, fromlist=["_"])))
+    folder = cache.entry(name, settings, modules=(*modules, toy_translation, decoding, evaluation,
+                                                   training, __import__(__name__, fromlist=["_"])))
     keras.utils.set_random_seed(seed)
     model = build_model(**config)
     model([train.source[:2], train.decoder_input[:2]])  # build the weights
 
-    if folder.exists():
-        model.load_weights(folder / "model.weights.h5")
-        meta = json.loads((folder / "meta.json").read_text())
-        arrays = np.load(folder / "results.npz")
-        attention = arrays["attention"] if "attention" in arrays else None
-        return TranslationRun(name, model, meta["history"], meta["train_seconds"],
-                              arrays["predictions"], attention, arrays["correct"])
+    # Two chapters executed at once may ask for the same model: one trains it, the other waits.
+    with cache.locked(folder):
+        if not folder.exists():
+            _train_and_store(model, folder, settings, train, test)
+    model.load_weights(folder / "model.weights.h5")
+    meta = json.loads((folder / "meta.json").read_text())
+    arrays = np.load(folder / "results.npz")
+    attention = arrays["attention"] if "attention" in arrays else None
+    return TranslationRun(name, model, meta["history"], meta["train_seconds"],
+                          arrays["predictions"], attention, arrays["correct"])
 
-    schedule = learning_rate
-    if warmup_steps is not None:
-        total_steps = epochs * -(-len(train) // batch_size)
-        schedule = keras.optimizers.schedules.CosineDecay(
-            0.0, total_steps - warmup_steps, warmup_target=learning_rate, warmup_steps=warmup_steps)
-    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
+
+def _train_and_store(model, folder, settings, train, test) -> None:
+    """Train ``model`` as ``settings`` say, decode the test set, write the cache entry ``folder``."""
+    import keras
+
+    epochs, batch_size = settings["epochs"], settings["batch_size"]
+    schedule = settings["learning_rate"]
+    if "warmup_steps" in settings:
+        schedule = training.warmup_cosine(schedule, epochs * -(-len(train) // batch_size),
+                                          settings["warmup_steps"])
+    training.compile_for_training(
+        model, keras.optimizers.Adam(schedule, clipnorm=1.0),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
     started = time.perf_counter()
-    history = model.fit([train.source, train.decoder_input], train.decoder_target,
-                        validation_data=([test.source, test.decoder_input], test.decoder_target),
-                        epochs=epochs, batch_size=batch_size, verbose=0)
+    if settings["bucketed"]:
+        batches = training.bucketed_dataset([train.source, train.decoder_input], train.decoder_target,
+                                            batch_size, seed=settings["seed"])
+        held_out = training.bucketed_dataset([test.source, test.decoder_input], test.decoder_target,
+                                             500, seed=settings["seed"])
+        history = model.fit(batches, validation_data=held_out, epochs=epochs, verbose=0, shuffle=False)
+    else:
+        history = model.fit([train.source, train.decoder_input], train.decoder_target,
+                            validation_data=([test.source, test.decoder_input], test.decoder_target),
+                            epochs=epochs, batch_size=batch_size, verbose=0)
     train_seconds = time.perf_counter() - started
     predictions, attention = decode_test_set(model, test)
     correct = evaluation.exact_match(predictions, test.decoder_target)
@@ -143,7 +174,6 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
         np.savez_compressed(tmp / "results.npz", **arrays)
 
     cache.write_atomically(folder, write)
-    return TranslationRun(name, model, history, train_seconds, predictions, attention, correct)
 
 
 def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun:
@@ -152,12 +182,12 @@ def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun
 
     config = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
               "target_vocab_size": len(toy_translation.TARGET_VOCAB),
-              "units": 128, "embedding_dim": 64, "attention": attention}
+              "units": 128, "embedding_dim": 64}
     if epochs is None:
-        epochs = 3 if attention else 5
-    name = "rnn-attention" if attention else "rnn-no-attention"
-    return run_translation(name, rnn_seq2seq.RNNSeq2Seq, config, epochs=epochs,
-                           modules=(rnn_seq2seq,))
+        epochs = 2 if attention else 3
+    name = "rnn-bahdanau-attention" if attention else "rnn-no-attention"
+    model = rnn_seq2seq.BahdanauSeq2Seq if attention else rnn_seq2seq.RNNSeq2Seq
+    return run_translation(name, model, config, epochs=epochs, modules=(rnn_seq2seq,))
 
 
 def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
@@ -177,5 +207,8 @@ def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
     if unknown:
         raise ValueError(f"unknown Transformer settings: {sorted(unknown)}")
     config = {**defaults, **config}
+    # Not bucketed: batches of one length trained this Transformer far worse
+    # (79.8 % exact match after 2 epochs against 100 % with random batches).
     return run_translation("transformer", transformer.Transformer, config, epochs=epochs,
-                           learning_rate=3e-3, warmup_steps=200, modules=(transformer,))
+                           learning_rate=3e-3, warmup_steps=200, modules=(transformer,),
+                           bucketed=False)

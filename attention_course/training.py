@@ -75,8 +75,12 @@ def compile_for_training(model, optimizer, loss, **kwargs):
     """``model.compile(...)``, then create the optimizer's variables now.
 
     Keras otherwise creates them inside the first training step, which makes
-    TensorFlow trace that step twice: several seconds on a small model.
+    TensorFlow trace that step twice: several seconds on a small model.  The
+    model must be built (called once on a batch), so that its variables exist.
     """
+    if not model.built or not model.trainable_variables:
+        raise ValueError(f"{model.name} is not built yet: call it once on a batch of inputs "
+                         "before compile_for_training, so that the optimizer sees its variables")
     model.compile(optimizer=optimizer, loss=loss, **kwargs)
     model.optimizer.build(model.trainable_variables)
     return model

@@ -16,13 +16,7 @@
    execution time measured when the book was built (myst-nb's execution data,
    the same numbers as ``nb-exec-table``).
 
-3. **Claims under three seeds.**  The directive ``course-claims-table``
-   becomes the table that ``make claims`` (``scripts/check_claims.py``)
-   wrote to ``claims_by_seed.json``: every claim a chapter asserts about a
-   trained or sampled result, its threshold, its value under seeds 0, 1 and
-   2, and its smallest margin.
-
-4. **Pages without script errors, that work offline.**  MathJax is served
+3. **Pages without script errors, that work offline.**  MathJax is served
    from the site itself (``sphinx-mathjax-offline``); this extension warns
    (so the strict build fails) when a page would load a script from the
    network, and writes each inline script once (see ``drop_duplicate_scripts``).
@@ -254,47 +248,6 @@ class ChapterTimesTransform(SphinxPostTransform):
         return table
 
 
-# --- 3. claims under three seeds -------------------------------------------------------
-
-CLAIMS_TABLE = "claims_by_seed.json"
-
-
-class ClaimsTable(SphinxDirective):
-    """``course-claims-table``: the multi-seed table of ``claims_by_seed.json``."""
-
-    def run(self):
-        import json
-
-        path = Path(self.env.srcdir) / CLAIMS_TABLE
-        self.env.note_dependency(str(path))
-        if not path.exists():
-            return [self.state.document.reporter.warning(
-                f"{CLAIMS_TABLE} is missing: run `make claims`", line=self.lineno)]
-        data = json.loads(path.read_text())
-        seeds = [str(seed) for seed in data["seeds"]]
-        header = ["Claim", "Threshold", *(f"seed {s}" for s in seeds), "Smallest margin"]
-        table = nodes.table(classes=["colwidths-auto", "course-claims"])
-        group = nodes.tgroup(cols=len(header))
-        table += group
-        group.extend(nodes.colspec(colwidth=1) for _ in header)
-        head, body = nodes.thead(), nodes.tbody()
-        head += nodes.row("", *(_entry(nodes.Text(h)) for h in header))
-        group += [head, body]
-        for row in data["claims"]:
-            fmt = row["fmt"]
-            show = (lambda v: "missing" if v is None else f"{v:{fmt}}")
-            name = _entry(nodes.literal(text=row["name"]), nodes.Text(f" — {row['about']}"))
-            cells = [name, _entry(nodes.Text(f"{row['op']} {row['threshold']:{fmt}}")),
-                     *(_entry(nodes.Text(show(row["values"].get(s)))) for s in seeds),
-                     _entry(nodes.Text(show(row["margin"]) + ("" if row["holds"] else " (fails)")))]
-            body += nodes.row("", *cells)
-        measured = data["measured"]
-        caption = nodes.paragraph(text=f"Measured {measured['date']} on {measured['cpu']} "
-                                       f"({measured['cores']} cores), {measured['seconds'] / 60:.0f} min "
-                                       f"for {len(seeds)} seeds.")
-        return [caption, table]
-
-
 def setup(app: Sphinx) -> dict:
     app.add_config_value("course_notebooks_dir", "notebooks", "html")
     app.add_config_value("course_notebooks_branch", "notebooks", "html")
@@ -306,7 +259,6 @@ def setup(app: Sphinx) -> dict:
     app.add_node(ChapterTimesNode)
     app.add_directive("course-chapter-times", ChapterTimes)
     app.add_post_transform(ChapterTimesTransform)
-    app.add_directive("course-claims-table", ClaimsTable)
     app.connect("doctree-read", count_words)
     app.connect("env-get-outdated", outdated_tables)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

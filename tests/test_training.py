@@ -93,3 +93,9 @@ def test_compile_for_training_creates_the_optimizer_state_at_once():
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     training.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
     assert model.optimizer.built and len(model.optimizer.variables) > 1
+
+
+def test_compile_for_training_needs_a_built_model():
+    model = keras.Sequential([keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match="not built yet"):
+        training.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
