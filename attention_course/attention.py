@@ -12,6 +12,8 @@ and returns ``(output, weights)``: the outputs ``(..., T_q, d_v)`` -- for every
 query, the average of the values weighted by ``weights`` -- and the attention
 weights ``(..., T_q, T_k)`` themselves, each row a probability distribution
 over the keys (all zeros for a row whose keys are all masked).
+(:func:`windowed_attention` is the exception: it computes only a band of
+``2 * window + 1`` scores per query, and returns that band of weights.)
 
 The leading ``...`` are batch dimensions (and, later, heads); they broadcast.
 The functions differ only in the *score* that compares a query with a key.
@@ -20,6 +22,7 @@ The functions differ only in the *score* that compares a query with a key.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ._checks import as_float_array, as_mask, require_ndim
 from .softmax import softmax
@@ -141,3 +144,54 @@ def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_
     hidden = np.tanh(query[..., :, None, :] + key[..., None, :, :])
     scores = hidden @ v.astype(hidden.dtype, copy=False)  # (..., T_q, T_k)
     return attend(scores, value, mask)
+
+
+def windowed_attention(query, key, value, window: int):
+    """Local attention that computes only the ``2 * window + 1`` scores in each query's window.
+
+    The same result as :func:`attention_course.lookup.local_attention` (Luong
+    et al.'s "local-m": query ``i`` attends to keys ``j = i - D, ..., i + D``,
+    ``D = window``, with scaled dot-product scores), but without the full
+    ``(T_q, T_k)`` score matrix: each query is compared with its own window
+    only, ``T_q * (2D + 1)`` scores instead of ``T_q * T_k``.  The keys and
+    values are padded with ``D`` zero rows in front (and enough behind) so
+    that every window has the same width; window slots that fall on the
+    padding are masked.
+
+    Args:
+        query: ``(..., T_q, d_k)``.
+        key: ``(..., T_k, d_k)``.
+        value: ``(..., T_k, d_v)``.
+        window: the half-width ``D``, an integer ``>= 0``.
+
+    Returns:
+        ``output (..., T_q, d_v)`` and the band of weights ``(..., T_q, 2D + 1)``:
+        ``weights[..., i, w]`` is the weight of key ``j = i - D + w``, and 0
+        where that ``j`` is not in ``0 .. T_k - 1``.  A query whose window holds
+        no key (``i > T_k - 1 + D``) gets zero weights and a zero output.
+    """
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
+        raise ValueError(f"window must be an integer >= 0 (the half-width D of the window), "
+                         f"got {window!r}")
+    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    T_q, T_k = scores_shape[-2:]
+    if query.shape[-1] == 0:
+        raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")
+    D = int(window)
+    width = 2 * D + 1
+    # Padded position p holds key p - D, so the window of query i is padded
+    # positions i .. i + 2D.  Pad the end up to max(T_q, T_k, 1) + 2D positions:
+    # a full window for every query.
+    after = D + max(T_q, T_k, 1) - T_k
+
+    def windows(x):
+        """``(..., T_k, f)`` -> ``(..., T_q, f, 2D + 1)``: a strided view, no copy of the windows."""
+        padded = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(D, after), (0, 0)])
+        return sliding_window_view(padded, width, axis=-2)[..., :T_q, :, :]
+
+    scale = float(1.0 / np.sqrt(query.shape[-1]))
+    scores = np.einsum("...qd,...qdw->...qw", query * scale, windows(key))  # (..., T_q, 2D + 1)
+    j = np.arange(T_q)[:, None] - D + np.arange(width)                     # key index of each slot
+    weights = softmax(scores, axis=-1, mask=(j >= 0) & (j < T_k))          # padding slots: weight 0
+    output = np.einsum("...qw,...qvw->...qv", weights, windows(value))     # (..., T_q, d_v)
+    return output, weights

@@ -32,7 +32,9 @@ def frequencies(d_model: int, base: float = 10000.0, dtype=np.float64) -> np.nda
     """``(d_model // 2,)`` angular frequencies ``omega_i = base^(-2i / d_model)``.
 
     From 1 radian per position (``i = 0``, a wavelength of ``2 pi``) down to
-    nearly ``1 / base`` (a wavelength of nearly ``2 pi * base``).
+    ``base^(-(d_model - 2) / d_model)`` for the last pair (``i = d_model / 2 - 1``),
+    a wavelength of ``2 pi * base^((d_model - 2) / d_model)``, which approaches
+    ``2 pi * base`` only as ``d_model`` grows.
     """
     _check_sizes(0, d_model)
     return (base ** (-np.arange(0, d_model, 2) / d_model)).astype(dtype)
