@@ -6,10 +6,9 @@ to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
 fails is recorded instead of stopping the chapter; then one table is printed:
 every claim (``attention_course.claims.claim``), its threshold, its value
 under each seed and its smallest margin.  The table is written to
-``claims_by_seed.json``, which the book's status page shows, once every
-chapter with claims has records under seeds 0, 1 and 2 (from this run or an
-earlier one: ``--chapters 8`` re-measures chapter 8 only); a test checks that
-it lists exactly the claims the chapters make.
+``claims_by_seed.json`` once every chapter with claims has records under
+seeds 0, 1 and 2 (from this run or an earlier one: ``--chapters 8``
+re-measures chapter 8 only).
 
     python scripts/check_claims.py                  # seeds 0 1 2, every chapter with claims
     python scripts/check_claims.py --seeds 3 4 --chapters 8 14
@@ -42,7 +41,7 @@ ROOT = chapter_execution.ROOT
 RECORDS = ROOT / "_build" / "claims-by-seed"
 TABLE = ROOT / "claims_by_seed.json"
 CLAIM_CALL = re.compile(r"\bclaims?\.claim\(|\bclaim\(")
-TABLE_SEEDS = [0, 1, 2]   # the seeds of the table on the status page
+TABLE_SEEDS = [0, 1, 2]   # the seeds of the table in claims_by_seed.json
 
 
 def chapters_with_claims(numbers: list[int] | None = None) -> list[Path]:
