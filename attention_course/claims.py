@@ -15,7 +15,6 @@ ones on the next.  So every such assertion goes through :func:`claim`, which
 train under seeds 0, 1 and 2, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
 so that a failing claim is recorded rather than raised, and prints one table:
 every claim, its threshold, its value under each seed and its smallest margin.
-The book's status page shows that table.
 
 Names start with the chapter (``ch8_...``), like glue names.
 """
