@@ -73,3 +73,19 @@ def test_jobs_wait_for_the_jobs_they_come_after(monkeypatch):
     assert finished.index("c") > finished.index("a") and len(results) == 3
     assert all(job.environment["TF_NUM_INTRAOP_THREADS"] == str(__import__("os").cpu_count())
                for job in (a, b, c))
+
+
+def test_an_executed_chapter_hashes_like_the_one_sphinx_reads(tmp_path):
+    """myst-nb finds the outputs in jupyter-cache only if executing left the hashed parts alone."""
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    chapter = tmp_path / "tiny.md"
+    chapter.write_text((ROOT / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+                       .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nx = 1 + 1\nx\n```\n"]))
+    job = chapter_execution.Job(chapter)
+    result = chapter_execution.execute(job)
+    assert result.error is None, result.error
+    assert job.notebook.cells[-1].outputs     # it did execute
+    cache = JupyterCacheBase(str(tmp_path / "cache"))
+    assert cache.create_hashed_notebook(job.notebook)[1] == \
+        cache.create_hashed_notebook(chapter_execution.read_chapter(chapter))[1]
