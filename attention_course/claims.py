@@ -70,8 +70,11 @@ class Claim:
                 f"{self.threshold:{self.fmt}} (seed {self.seed})")
 
 
-def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") -> float:
-    """Assert ``value <op> threshold`` and record it; returns ``value`` as a float.
+def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") -> None:
+    """Assert ``value <op> threshold`` and record it.
+
+    Returns nothing, so that a claim at the end of a cell adds no output to
+    the page (a second output would also duplicate a figure's label).
 
     ``about`` says in a few words what the value is ("exact match, lengths
     22-29"); ``fmt`` is how the table formats the value and the threshold
@@ -92,7 +95,6 @@ def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") ->
         raise ValueError(f"{MODE_VARIABLE} must be 'assert' or 'record', got {mode!r}")
     if mode == "assert" and not checked.holds:
         raise AssertionError(f"claim does not hold: {checked.describe()}")
-    return checked.value
 
 
 def record(checked: Claim, folder: Path) -> Path:
