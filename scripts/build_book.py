@@ -65,16 +65,16 @@ def workers() -> int:
     return max(1, int(os.environ.get("BOOK_JOBS", os.cpu_count() or 1)))
 
 
-def execute_changed(cache, keys: dict) -> tuple[list, list[str]]:
-    """Execute every chapter whose key changed; returns the results and the chapters up to date."""
+def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
+    """Execute every chapter of ``paths`` whose key changed; returns their results."""
     from jupyter_cache.base import CacheBundleIn
     from attention_course import claims
 
     keyed = keyed_environment()
     seed = int(keyed["ATTENTION_COURSE_SEED"])
     environment = keyed | {claims.FOLDER_VARIABLE: str(CLAIMS), claims.MODE_VARIABLE: "assert"}
-    jobs, current, fresh = [], {}, []
-    for path in chapters():
+    jobs, current = [], {}
+    for path in paths:
         docname = str(path.relative_to(ROOT).with_suffix(""))
         notebook = chapter_execution.read_chapter(path)
         current[docname] = chapter_execution.chapter_key(path, notebook, keyed)
@@ -83,7 +83,6 @@ def execute_changed(cache, keys: dict) -> tuple[list, list[str]]:
         except KeyError:
             record = None
         if record is not None and keys.get(docname) == current[docname]:
-            fresh.append(docname)
             continue
         if record is not None:  # same code, other dependencies: the outputs are stale
             cache.remove_cache_record(record.pk)
@@ -91,7 +90,7 @@ def execute_changed(cache, keys: dict) -> tuple[list, list[str]]:
         jobs.append(chapter_execution.Job(path, notebook, dict(environment), expected))
 
     by_path = {job.path: job for job in jobs}
-    for path, earlier in chapter_execution.shared_models(chapters()).items():
+    for path, earlier in chapter_execution.shared_models(paths).items():
         if path in by_path:
             by_path[path].after = [by_path[e] for e in earlier if e in by_path]
 
@@ -114,7 +113,7 @@ def execute_changed(cache, keys: dict) -> tuple[list, list[str]]:
         # Sphinx re-reads a page when its source changed; here only its outputs did.
         (DOCTREES / f"{docname}.doctree").unlink(missing_ok=True)
     KEYS.write_text(json.dumps(keys, indent=1))
-    return results, fresh
+    return results
 
 
 def chapter_times(cache) -> list[tuple[str, float | None]]:
@@ -138,7 +137,7 @@ def main() -> int:
     cache = get_cache(str(EXECUTION_CACHE))
     keys = json.loads(KEYS.read_text()) if KEYS.exists() else {}
     started = time.perf_counter()
-    results, _ = execute_changed(cache, keys)
+    results = execute_changed(cache, keys, chapters())
     executed = {result.name for result in results}
     failed = [result for result in results if result.error is not None]
     executing = time.perf_counter() - started
