@@ -16,7 +16,13 @@
    execution time measured when the book was built (myst-nb's execution data,
    the same numbers as ``nb-exec-table``).
 
-3. **Pages without script errors, that work offline.**  MathJax is served
+3. **The claims under several seeds.**  The directive ``course-claims-table``
+   becomes the table that ``make claims`` wrote to ``claims_by_seed.json``:
+   every claim about a trained result, its threshold, its value under each
+   seed and its smallest margin.  A missing or unreadable file is a warning,
+   so the strict build fails rather than publish a page without its table.
+
+4. **Pages without script errors, that work offline.**  MathJax is served
    from the site itself (``sphinx-mathjax-offline``); this extension warns
    (so the strict build fails) when a page would load a script from the
    network, and writes each inline script once (see ``drop_duplicate_scripts``).
@@ -24,6 +30,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import sys
@@ -248,6 +255,55 @@ class ChapterTimesTransform(SphinxPostTransform):
         return table
 
 
+# --- 3. claims under several seeds -------------------------------------------------
+
+CLAIMS_TABLE = "claims_by_seed.json"
+
+
+def _simple_table(header: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
+    table = nodes.table(classes=["colwidths-auto", *classes])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group.extend(nodes.colspec(colwidth=1) for _ in header)
+    head, body = nodes.thead(), nodes.tbody()
+    head += nodes.row("", *(_entry(nodes.Text(h)) for h in header))
+    body.extend(nodes.row("", *(_entry(nodes.Text(cell)) for cell in row)) for row in rows)
+    group += [head, body]
+    return table
+
+
+class ClaimsTable(SphinxDirective):
+    """``course-claims-table``: ``claims_by_seed.json`` as a table, in chapter order."""
+
+    def run(self):
+        path = Path(self.env.srcdir) / CLAIMS_TABLE
+        self.env.note_dependency(str(path))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            seeds, rows = data["seeds"], data["claims"]
+        except (OSError, ValueError, KeyError) as error:
+            LOGGER.warning("course-claims-table: cannot read %s (run `make claims`): %s",
+                           CLAIMS_TABLE, error, location=self.get_location())
+            return []
+
+        def show(value, fmt):
+            return "missing" if value is None else format(value, fmt)
+
+        header = ["Claim", "Ch.", "What is measured", "Asserted", *(f"Seed {s}" for s in seeds),
+                  "Smallest margin"]
+        body = [[row["name"], str(row["chapter"]), row["about"],
+                 f"{row['op']} {format(row['threshold'], row['fmt'])}",
+                 *(show(row["values"].get(str(s)), row["fmt"]) for s in seeds),
+                 show(row["margin"], row["fmt"]) + ("" if row["holds"] else " (fails)")]
+                for row in rows]
+        measured = data.get("measured", {})
+        note = nodes.paragraph(text=(
+            f"{len(rows)} claims, {sum(row['holds'] for row in rows)} holding under every seed; "
+            f"measured on {measured.get('date', '?')} on {measured.get('cores', '?')} cores "
+            f"of {measured.get('cpu', '?')} in {measured.get('seconds', '?')} s."))
+        return [note, _simple_table(header, body, ["course-claims"])]
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("course_notebooks_dir", "notebooks", "html")
     app.add_config_value("course_notebooks_branch", "notebooks", "html")
@@ -259,6 +315,7 @@ def setup(app: Sphinx) -> dict:
     app.add_node(ChapterTimesNode)
     app.add_directive("course-chapter-times", ChapterTimes)
     app.add_post_transform(ChapterTimesTransform)
+    app.add_directive("course-claims-table", ClaimsTable)
     app.connect("doctree-read", count_words)
     app.connect("env-get-outdated", outdated_tables)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,6 +2,8 @@
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +108,39 @@ def test_setup_returns_and_applies_the_course_seed(monkeypatch):
     notebook.setup()
     assert np.random.rand() == first
 
+
+
+# --- the committed table (``make claims``) against the chapters ------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIM_NAME = re.compile(r"(?:\bclaims\.)?\bclaim\(\s*(f?)\"([^\"]+)\"")
+
+
+def _claim_patterns() -> dict[str, re.Pattern]:
+    """``{name as written in a chapter: pattern matching the names it records}``."""
+    patterns = {}
+    for path in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")):
+        for is_f_string, name in CLAIM_NAME.findall(path.read_text(encoding="utf-8")):
+            parts = re.split(r"\{[^}]*\}", name) if is_f_string else [name]
+            pattern = re.compile("[a-z0-9_]+".join(map(re.escape, parts)))
+            assert pattern.pattern.startswith(f"ch{int(path.stem[:2])}_"), \
+                f"{path.name}: claim {name!r} does not start with its chapter's prefix"
+            patterns[name] = pattern
+    return patterns
+
+
+def test_the_claims_table_is_complete_and_every_claim_holds_under_every_seed():
+    table = json.loads((ROOT / "claims_by_seed.json").read_text(encoding="utf-8"))
+    patterns = _claim_patterns()
+    names = [row["name"] for row in table["claims"]]
+    assert len(names) == len(set(names)), "a claim is listed twice"
+    unknown = [n for n in names if not any(p.fullmatch(n) for p in patterns.values())]
+    assert not unknown, f"claims_by_seed.json lists claims no chapter makes: {unknown}; run `make claims`"
+    unmeasured = [w for w, p in patterns.items() if not any(p.fullmatch(n) for n in names)]
+    assert not unmeasured, f"claims missing from claims_by_seed.json: {unmeasured}; run `make claims`"
+    assert table["seeds"] == [0, 1, 2]
+    for row in table["claims"]:
+        values = [row["values"].get(str(seed)) for seed in table["seeds"]]
+        assert None not in values, f"{row['name']}: no value for some seed"
+        holds = [claims.OPERATORS[row["op"]](v, row["threshold"]) for v in values]
+        assert all(holds) and row["holds"], f"{row['name']} fails under a seed: {values}"
