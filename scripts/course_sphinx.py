@@ -299,8 +299,8 @@ class ClaimsTable(SphinxDirective):
         measured = data.get("measured", {})
         note = nodes.paragraph(text=(
             f"{len(rows)} claims, {sum(row['holds'] for row in rows)} holding under every seed; "
-            f"measured on {measured.get('date', '?')} on {measured.get('cores', '?')} cores "
-            f"of {measured.get('cpu', '?')} in {measured.get('seconds', '?')} s."))
+            f"last measured on {measured.get('date', '?')} on {measured.get('cores', '?')} cores "
+            f"of {measured.get('cpu', '?')}."))
         return [note, _simple_table(header, body, ["course-claims"])]
 
 
