@@ -1,12 +1,14 @@
-"""Train once, reuse everywhere: a small on-disk cache for trained models.
+"""Train once, reuse everywhere: the one way a chapter gets a trained model.
 
-Several chapters compare against a model an earlier chapter trained (chapter 3
-plots chapter 1's model next to its own; chapter 11 compares against both).
-Rather than train the same model again, an experiment stores its weights and
-results under a key that hashes everything that could change them: the
-configuration, the source code of the modules that build, train and score the
-model, and the library versions.  Change any of those and the key changes, so
-a stale result is never reused.
+:func:`trained_model` builds a model and trains it, or loads the weights and
+the training record of an earlier run with the same key.  The key hashes the
+*content* of everything the build and fit functions depend on
+(:func:`content_key`): their source, the values of the names they use (data
+arrays, settings, other functions, the package modules they call, recursively),
+the seed and the library versions.  Change any of those and the key changes,
+so a stale model is never reused; change anything else (a plotting helper, the
+prose) and a re-executed chapter loads its models instead of training them.
+Chapters 3 and 11 load chapter 1's translator the same way.
 
 The cache lives in ``$ATTENTION_COURSE_CACHE`` (the book's build points it
 into ``_build/``) or, by default, in ``~/.cache/attention-course``.
@@ -14,13 +16,26 @@ into ``_build/``) or, by default, in ``~/.cache/attention-course``.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import dataclasses
+import functools
 import hashlib
+import importlib
+import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
+import sys
+import time
+import types
 from pathlib import Path
+
+import numpy as np
+
+PACKAGE = __name__.split(".")[0]
 
 
 def cache_dir() -> Path:
@@ -28,25 +43,6 @@ def cache_dir() -> Path:
                                Path.home() / ".cache" / "attention-course"))
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def fingerprint(config: dict, modules=()) -> str:
-    """A short hash of ``config`` (JSON-able), the modules' source and library versions."""
-    import keras
-    import numpy
-    import tensorflow
-
-    digest = hashlib.sha256()
-    digest.update(json.dumps(config, sort_keys=True).encode())
-    for module in modules:
-        digest.update(inspect.getsource(module).encode())
-    digest.update(f"{keras.__version__} {tensorflow.__version__} {numpy.__version__}".encode())
-    return digest.hexdigest()[:16]
-
-
-def entry(name: str, config: dict, modules=()) -> Path:
-    """The folder for one cached result (it exists once the result is complete)."""
-    return cache_dir() / f"{name}-{fingerprint(config, modules)}"
 
 
 @contextlib.contextmanager
@@ -89,3 +85,293 @@ def write_atomically(folder: Path, write) -> None:
         # another process finished the same entry first; its result is as good
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _library_versions() -> str:
+    import keras
+    import tensorflow
+
+    return f"{keras.__version__} {tensorflow.__version__} {np.__version__}"
+
+
+class _ContentHasher:
+    """Feeds a SHA-256 with what an object is and, recursively, what it depends on.
+
+    * Plain values, containers, NumPy arrays and dataclasses: their values.
+    * A module of this package: its source, and the package modules it
+      imports anywhere in it, recursively (so a model module's key covers the
+      layers it imports, and an edit to a plotting module changes no model's
+      key).  Other modules: their name (the library versions are part of
+      every key).
+    * A function or class defined outside the package (in a chapter): its
+      source, its defaults and closure, and the values of the global names its
+      code uses.  Defined inside the package: its module, as above.
+    * A Keras object: its class and configuration, and a built layer's weights.
+    """
+
+    def __init__(self):
+        self.digest = hashlib.sha256()
+        self.seen: set[int] = set()
+
+    def feed(self, obj, where: str = "value") -> None:
+        update = self.digest.update
+        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+            update(f"{type(obj).__name__}:{obj!r};".encode())
+        elif isinstance(obj, (np.ndarray, np.generic)):
+            array = np.ascontiguousarray(obj)
+            update(f"array:{array.dtype.str}{array.shape};".encode())
+            update(array.tobytes())
+        elif isinstance(obj, (list, tuple)):
+            update(f"{type(obj).__name__}[{len(obj)}](".encode())
+            for i, item in enumerate(obj):
+                self.feed(item, f"{where}[{i}]")
+            update(b")")
+        elif isinstance(obj, (set, frozenset)):
+            self.feed(sorted(obj, key=repr), where)
+        elif isinstance(obj, dict):
+            update(b"dict(")
+            for key in sorted(obj, key=repr):
+                self.feed(key, where)
+                self.feed(obj[key], f"{where}[{key!r}]")
+            update(b")")
+        elif id(obj) in self.seen:
+            update(f"seen:{getattr(obj, '__qualname__', type(obj).__name__)};".encode())
+        else:
+            self.seen.add(id(obj))
+            self._feed_object(obj, where)
+
+    def _feed_object(self, obj, where: str) -> None:
+        update = self.digest.update
+        if isinstance(obj, types.ModuleType):
+            self._feed_module(obj)
+        elif isinstance(obj, functools.partial):
+            update(b"partial(")
+            self.feed(obj.func, where)
+            self.feed(obj.args, where)
+            self.feed(obj.keywords, where)
+            update(b")")
+        elif isinstance(obj, types.MethodType):
+            self.feed(obj.__func__, where)
+            self.feed(obj.__self__, where)
+        elif isinstance(obj, (types.FunctionType, type)):
+            module = sys.modules.get(getattr(obj, "__module__", None) or "")
+            if _in_package(module) or (module is not None and not _defined_here(module)):
+                update(f"{getattr(obj, '__module__', '')}.{obj.__qualname__};".encode())
+                if module is not None:
+                    self.feed(module, where)
+                if isinstance(obj, types.FunctionType) and _in_package(module):
+                    self._feed_bindings(obj, where)  # a closure made by package code
+            else:
+                self._feed_source(obj, where)
+        elif dataclasses.is_dataclass(obj):
+            update(f"dataclass:{type(obj).__module__}.{type(obj).__qualname__}(".encode())
+            self.feed(type(obj), where)
+            for field in dataclasses.fields(obj):
+                self.feed(field.name)
+                self.feed(getattr(obj, field.name), f"{where}.{field.name}")
+            update(b")")
+        elif type(obj).__module__.split(".")[0] == "keras" and hasattr(obj, "get_config") \
+                or _in_package(sys.modules.get(type(obj).__module__)):
+            self._feed_keras(obj, where)
+        elif isinstance(obj, (types.BuiltinFunctionType, np.ufunc)):
+            update(f"library:{getattr(obj, '__module__', '')}.{obj.__name__};".encode())
+        else:
+            raise TypeError(f"cannot key {where} (a {type(obj).__qualname__}) by its content: "
+                            "pass the settings it stands for in `config` instead")
+
+    def _feed_module(self, module) -> None:
+        self.digest.update(f"module:{module.__name__};".encode())
+        if not _in_package(module):
+            return
+        source = inspect.getsource(module)
+        self.digest.update(source.encode())
+        for name in sorted(_package_imports(module, source)):
+            self.feed(importlib.import_module(name), f"{module.__name__} imports {name}")
+
+    def _feed_source(self, function, where: str) -> None:
+        """A function or class from a chapter: its code and everything its code names."""
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError) as error:
+            raise TypeError(f"cannot read the source of {where} ({function.__qualname__}): {error}") from None
+        self.digest.update(source.encode())
+        if isinstance(function, type):
+            return
+        self._feed_bindings(function, where)
+        for name in sorted(_names_used(function.__code__)):
+            if name in function.__globals__:
+                self.feed(name)
+                self.feed(function.__globals__[name], f"{function.__qualname__}: {name}")
+
+    def _feed_bindings(self, function, where: str) -> None:
+        """A function's defaults and the values its closure holds."""
+        self.feed(function.__defaults__, f"{where} defaults")
+        self.feed(function.__kwdefaults__, f"{where} keyword defaults")
+        for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+            self.feed(cell.cell_contents, f"{function.__qualname__}: {name}")
+
+    def _feed_keras(self, obj, where: str) -> None:
+        self.digest.update(f"object:{type(obj).__module__}.{type(obj).__qualname__};".encode())
+        self.feed(type(obj), where)
+        if hasattr(obj, "get_config"):
+            try:
+                config = obj.get_config()
+            except (NotImplementedError, TypeError):  # a subclassed model without one
+                config = {}
+            self.digest.update(json.dumps(config, sort_keys=True, default=_stable_repr).encode())
+        for i, weight in enumerate(getattr(obj, "weights", None) or ()):
+            self.feed(np.asarray(weight), f"{where}.weights[{i}]")
+        if not hasattr(obj, "get_config"):  # an instance of a plain class of the package
+            self.feed(vars(obj), where)
+
+
+def _stable_repr(obj) -> str:
+    """``repr`` without memory addresses, which differ from one process to the next."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(obj))
+
+
+def _in_package(module) -> bool:
+    return module is not None and module.__name__.split(".")[0] == PACKAGE
+
+
+def _defined_here(module) -> bool:
+    """A chapter's (or a test's) own namespace, as opposed to an installed library."""
+    if module is None or module.__name__ == "__main__":
+        return True
+    path = getattr(module, "__file__", None)
+    if path is None:  # built into the interpreter
+        return False
+    return "site-packages" not in path and not path.startswith(sys.base_prefix)
+
+
+def _package_imports(module, source: str) -> set[str]:
+    """The package modules that ``module``'s source imports, at its top or inside a function."""
+    package = module.__name__ if hasattr(module, "__path__") else module.__name__.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            # ``from . import x`` may name a module x or an attribute of the package
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] == PACKAGE and _is_module(name):
+                found.add(name)
+    found.discard(module.__name__)
+    return found
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # an attribute of a module, not a module
+        return False
+
+
+def _names_used(code) -> set[str]:
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _names_used(constant)
+    return names
+
+
+def content_key(*objects) -> str:
+    """A short hash of ``objects`` and of everything they depend on (see :class:`_ContentHasher`)."""
+    hasher = _ContentHasher()
+    for i, obj in enumerate(objects):
+        hasher.feed(obj, f"argument {i}")
+    hasher.digest.update(_library_versions().encode())
+    return hasher.digest.hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class TrainedModel:
+    """What :func:`trained_model` returns.
+
+    Attributes:
+        model: the trained Keras model.
+        record: what ``fit(model)`` returned (JSON values and NumPy arrays).
+        seconds: how long ``fit`` took when it ran (on this machine or the one
+            that filled the cache).
+        cached: whether the model was loaded instead of trained.
+    """
+
+    model: object
+    record: dict
+    seconds: float
+    cached: bool
+
+
+def trained_model(name: str, build, fit, *, example=None, config=None,
+                  seed: int | None = None) -> TrainedModel:
+    """Build ``build()`` and train it with ``fit(model)``, or load the run with the same key.
+
+    ``fit`` compiles and trains the model it is given and returns a dict of
+    what the chapter wants to keep besides the weights (a history, losses,
+    scores: JSON values or NumPy arrays).  ``example`` is an input to call the
+    model on once, to create its weights, where ``build`` does not.
+    ``config`` holds whatever else the result depends on that the two
+    functions' code and the values they name do not show.  ``seed`` (default:
+    the course seed) seeds Keras before ``build`` and again after training or
+    loading, so that what a chapter does next is the same either way.
+
+    The key is :func:`content_key` of ``name``, both functions, ``config``
+    and the seed.  A second process asking for the same key while the first
+    trains waits and loads its result.
+    """
+    import keras
+
+    from .seeding import course_seed
+
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"name must be a non-empty string without '/', got {name!r}")
+    seed = course_seed() if seed is None else seed
+    folder = cache_dir() / f"{name}-{content_key(name, build, fit, config, seed)}"
+    keras.utils.set_random_seed(seed)
+    model = build()
+    if not model.built or not model.weights:
+        if example is None:
+            raise ValueError(f"{name}: build() returned a model without weights; pass `example`, "
+                             "an input to call it on once")
+        model(example)
+    with locked(folder):
+        cached = folder.exists()
+        if not cached:
+            started = time.perf_counter()
+            record = fit(model)
+            seconds = time.perf_counter() - started
+            if not isinstance(record, dict):
+                raise TypeError(f"{name}: fit must return a dict of results, got {type(record).__name__}")
+            cache_write = functools.partial(_write_run, model=model, record=record, seconds=seconds)
+            write_atomically(folder, cache_write)
+    if cached:
+        model.load_weights(folder / "model.weights.h5")
+        record, seconds = _read_run(folder)
+    keras.utils.set_random_seed(seed)
+    return TrainedModel(model, record, seconds, cached)
+
+
+def _write_run(folder: Path, model, record: dict, seconds: float) -> None:
+    arrays = {k: v for k, v in record.items() if isinstance(v, np.ndarray)}
+    values = {k: v for k, v in record.items() if k not in arrays}
+    try:
+        text = json.dumps({"seconds": seconds, "record": values}, indent=1)
+    except TypeError as error:
+        raise TypeError(f"fit's record must hold JSON values or NumPy arrays: {error}") from None
+    model.save_weights(folder / "model.weights.h5")
+    (folder / "run.json").write_text(text)
+    np.savez_compressed(folder / "arrays.npz", **arrays)
+
+
+def _read_run(folder: Path) -> tuple[dict, float]:
+    run = json.loads((folder / "run.json").read_text())
+    with np.load(folder / "arrays.npz") as arrays:
+        record = {**run["record"], **{k: arrays[k] for k in arrays.files}}
+    return record, run["seconds"]

@@ -2,14 +2,13 @@
 
 One function trains a translator on the same split of the toy task
 (:mod:`attention_course.data.toy_translation`), decodes the held-out sentences
-greedily and scores them.  Results are cached (:mod:`attention_course.cache`),
-so a chapter that compares against an earlier chapter's model reuses it
-instead of training it again.
+greedily and scores them.  Results are cached by content
+(:func:`attention_course.cache.trained_model`), so a chapter that compares
+against an earlier chapter's model reuses it instead of training it again.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -95,14 +94,16 @@ def decode_test_set(model, test, batch_size: int = 500):
 
 
 def run_translation(name: str, build_model, config: dict, epochs: int, batch_size: int = 64,
-                    learning_rate: float = 3e-3, seed: int | None = None, modules=(),
+                    learning_rate: float = 3e-3, seed: int | None = None,
                     warmup_steps: int | None = None, bucketed: bool = True) -> TranslationRun:
     """Train ``build_model(**config)`` on the toy task, or load the cached result.
 
     ``seed`` (default: the course seed) seeds the data split, the
-    initialisation and the order of the batches.  ``modules`` are the modules
-    whose source defines the model; with this module, the data and the
-    decoder they key the cache.  With ``bucketed``, batches are bucketed by
+    initialisation and the order of the batches.  The model is trained, and
+    the held-out sentences decoded and scored, through
+    :func:`attention_course.cache.trained_model`, so the result is keyed by
+    the settings, the data and the code of the model, this module, the
+    decoder and the scoring.  With ``bucketed``, batches are bucketed by
     length (:func:`attention_course.training.bucketed_dataset`); without it,
     they are random batches padded to the longest sentence of the task.  With
     ``warmup_steps``, the learning rate rises linearly from 0 to
@@ -110,39 +111,31 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     by the end of training (the usual schedule for Transformers); without it,
     it stays constant.
     """
-    import keras
-
     seed = course_seed() if seed is None else seed
     train, test = translation_data(seed)
-    settings = {"name": name, "config": config, "epochs": epochs, "batch_size": batch_size,
-                "learning_rate": learning_rate, "seed": seed, "split": SPLIT, "bucketed": bucketed}
-    if warmup_steps is not None:  # part of the cache key, like every other setting
-        settings["warmup_steps"] = warmup_steps
-    folder = cache.entry(name, settings, modules=(*modules, toy_translation, decoding, evaluation,
-                                                   training, __import__(__name__, fromlist=["_"])))
-    keras.utils.set_random_seed(seed)
-    model = build_model(**config)
-    model([train.source[:2], train.decoder_input[:2]])  # build the weights
+    settings = {"epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
+                "seed": seed, "bucketed": bucketed, "warmup_steps": warmup_steps}
 
-    # Two chapters executed at once may ask for the same model: one trains it, the other waits.
-    with cache.locked(folder):
-        if not folder.exists():
-            _train_and_store(model, folder, settings, train, test)
-    model.load_weights(folder / "model.weights.h5")
-    meta = json.loads((folder / "meta.json").read_text())
-    arrays = np.load(folder / "results.npz")
-    attention = arrays["attention"] if "attention" in arrays else None
-    return TranslationRun(name, model, meta["history"], meta["train_seconds"],
-                          arrays["predictions"], attention, arrays["correct"])
+    def build():
+        return build_model(**config)
+
+    def fit(model):
+        return _train_and_score(model, settings, train, test)
+
+    run = cache.trained_model(name, build, fit, example=[train.source[:2], train.decoder_input[:2]],
+                              seed=seed)
+    record = run.record
+    return TranslationRun(name, run.model, record["history"], record["train_seconds"],
+                          record["predictions"], record.get("attention"), record["correct"])
 
 
-def _train_and_store(model, folder, settings, train, test) -> None:
-    """Train ``model`` as ``settings`` say, decode the test set, write the cache entry ``folder``."""
+def _train_and_score(model, settings: dict, train, test) -> dict:
+    """Train ``model`` as ``settings`` say, then decode and score the held-out sentences."""
     import keras
 
     epochs, batch_size = settings["epochs"], settings["batch_size"]
     schedule = settings["learning_rate"]
-    if "warmup_steps" in settings:
+    if settings["warmup_steps"] is not None:
         schedule = training.warmup_cosine(schedule, epochs * -(-len(train) // batch_size),
                                           settings["warmup_steps"])
     training.compile_for_training(
@@ -161,19 +154,12 @@ def _train_and_store(model, folder, settings, train, test) -> None:
                             epochs=epochs, batch_size=batch_size, verbose=0)
     train_seconds = time.perf_counter() - started
     predictions, attention = decode_test_set(model, test)
-    correct = evaluation.exact_match(predictions, test.decoder_target)
-    history = {k: [float(x) for x in v] for k, v in history.history.items()}
-
-    def write(tmp):
-        model.save_weights(tmp / "model.weights.h5")
-        (tmp / "meta.json").write_text(json.dumps({"history": history, "train_seconds": train_seconds,
-                                                   "settings": settings}, indent=1))
-        arrays = {"predictions": predictions, "correct": correct}
-        if attention is not None:
-            arrays["attention"] = attention.astype(np.float16)  # plots only; halves the file
-        np.savez_compressed(tmp / "results.npz", **arrays)
-
-    cache.write_atomically(folder, write)
+    record = {"history": {k: [float(x) for x in v] for k, v in history.history.items()},
+              "train_seconds": train_seconds, "predictions": predictions,
+              "correct": evaluation.exact_match(predictions, test.decoder_target)}
+    if attention is not None:
+        record["attention"] = attention.astype(np.float16)  # plots only; halves the file
+    return record
 
 
 def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun:
@@ -187,7 +173,7 @@ def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun
         epochs = 2 if attention else 3
     name = "rnn-bahdanau-attention" if attention else "rnn-no-attention"
     model = rnn_seq2seq.BahdanauSeq2Seq if attention else rnn_seq2seq.RNNSeq2Seq
-    return run_translation(name, model, config, epochs=epochs, modules=(rnn_seq2seq,))
+    return run_translation(name, model, config, epochs=epochs)
 
 
 def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
@@ -210,5 +196,4 @@ def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
     # Not bucketed: batches of one length trained this Transformer far worse
     # (79.8 % exact match after 2 epochs against 100 % with random batches).
     return run_translation("transformer", transformer.Transformer, config, epochs=epochs,
-                           learning_rate=3e-3, warmup_steps=200, modules=(transformer,),
-                           bucketed=False)
+                           learning_rate=3e-3, warmup_steps=200, bucketed=False)

@@ -9,9 +9,10 @@ Run by ``make book``.  Two steps:
    again -- in a pool of kernels, one per core, longest first -- and its
    outputs are stored in Jupyter Book's execution cache
    (``_build/.jupyter_cache``).  Editing a display helper re-executes the
-   chapters that import it and no other; trained models are cached by content
-   besides (``attention_course.cache``), so re-executing a chapter does not
-   necessarily re-train it.  If a chapter fails, every failure is printed and
+   chapters that import it and no other; every model is trained through
+   ``attention_course.cache.trained_model``, keyed by the content of what it
+   depends on, so re-executing such a chapter loads its models instead of
+   re-training them.  If a chapter fails, every failure is printed and
    the build stops there.
 2. **Sphinx** (``jupyter-book build -W -n --keep-going``) renders the book from
    the cache; any warning fails the build.

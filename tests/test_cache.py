@@ -10,15 +10,8 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path / "cache"))
 
 
-def test_key_changes_with_config_and_code():
-    a = cache.fingerprint({"units": 128})
-    assert a == cache.fingerprint({"units": 128})
-    assert a != cache.fingerprint({"units": 64})
-    assert a != cache.fingerprint({"units": 128}, modules=(toy_translation,))
-
-
 def test_entries_appear_only_when_complete(tmp_path):
-    folder = cache.entry("demo", {"x": 1})
+    folder = cache.cache_dir() / "demo-1"
     assert not folder.exists()
 
     def write(tmp):
@@ -31,7 +24,7 @@ def test_entries_appear_only_when_complete(tmp_path):
 
 
 def test_a_failed_write_leaves_no_entry():
-    folder = cache.entry("demo", {"x": 2})
+    folder = cache.cache_dir() / "demo-2"
 
     def write(tmp):
         raise RuntimeError("interrupted")
@@ -40,3 +33,97 @@ def test_a_failed_write_leaves_no_entry():
         cache.write_atomically(folder, write)
     assert not folder.exists()
     assert list(folder.parent.iterdir()) == []  # the temporary folder is gone too
+
+
+# --- content keys --------------------------------------------------------------------------
+
+SETTING = 3
+DATA = np.arange(6.0)
+
+
+def uses_the_globals():
+    return SETTING * DATA
+
+
+def test_a_key_covers_the_values_a_function_uses(monkeypatch):
+    key = cache.content_key(uses_the_globals)
+    assert key == cache.content_key(uses_the_globals)
+    monkeypatch.setitem(globals(), "SETTING", 4)
+    assert cache.content_key(uses_the_globals) != key
+    monkeypatch.setitem(globals(), "SETTING", 3)
+    monkeypatch.setitem(globals(), "DATA", np.arange(6.0) + 1e-9)   # data are keyed by content
+    assert cache.content_key(uses_the_globals) != key
+
+
+def test_a_key_covers_closures_defaults_and_package_modules():
+    def make(n):
+        return lambda: n
+    assert cache.content_key(make(1)) != cache.content_key(make(2))
+
+    def with_default(x=1):
+        return x
+    key = cache.content_key(with_default)
+    with_default.__defaults__ = (2,)
+    assert cache.content_key(with_default) != key
+    # a package function is keyed by its module's source, which includes what it imports
+    assert cache.content_key(toy_translation.make_splits) != cache.content_key(cache.write_atomically)
+
+
+def test_a_key_names_what_it_cannot_read():
+    class Opaque:
+        pass
+    thing = Opaque()
+    with pytest.raises(TypeError, match="thing"):
+        cache.content_key(lambda: thing)
+
+
+# --- trained_model -------------------------------------------------------------------------
+
+def _build():
+    import keras
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+
+
+def _fit(model):
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+    history = model.fit(x, x[:, :2] * 2, epochs=3, verbose=0).history
+    return {"loss": history["loss"], "predictions": model.predict(x, verbose=0)}
+
+
+def test_a_trained_model_is_trained_once_and_then_loaded():
+    first = cache.trained_model("tiny", _build, _fit, seed=0)
+    second = cache.trained_model("tiny", _build, _fit, seed=0)
+    assert not first.cached and second.cached
+    for a, b in zip(first.model.weights, second.model.weights):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert second.record["loss"] == first.record["loss"]
+    np.testing.assert_array_equal(second.record["predictions"], first.record["predictions"])
+    assert second.seconds == first.seconds
+    assert not cache.trained_model("tiny", _build, _fit, seed=1).cached        # the seed is in the key
+    assert not cache.trained_model("tiny", _build, _fit, seed=0, config={"more": 1}).cached
+
+
+def test_trained_model_rejects_what_it_cannot_store_or_build():
+    import keras
+    with pytest.raises(TypeError, match="dict"):
+        cache.trained_model("bad-record", _build, lambda model: [1, 2], seed=0)
+    with pytest.raises(ValueError, match="example"):
+        cache.trained_model("unbuilt", lambda: keras.Sequential([keras.layers.Dense(2)]), _fit, seed=0)
+    with pytest.raises(ValueError, match="name"):
+        cache.trained_model("a/b", _build, _fit, seed=0)
+    assert not any(p.name.startswith("bad-record") and p.is_dir() for p in cache.cache_dir().iterdir())
+
+
+def test_every_chapter_trains_its_models_through_trained_model():
+    """A ``fit`` or ``train_on_batch`` in a chapter sits in a cell that hands it to ``trained_model``."""
+    import re
+    from pathlib import Path
+
+    chapters = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.md"))
+    cells = [(path.name, cell) for path in chapters
+             for cell in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)\n```", path.read_text(), re.S)]
+    training = [(name, cell) for name, cell in cells if re.search(r"\.fit\(|train_on_batch\(", cell)]
+    assert len(training) >= 7, "the pattern no longer finds the chapters' training cells"
+    untracked = [name for name, cell in training if "trained_model(" not in cell]
+    assert not untracked, f"training outside attention_course.cache.trained_model in {untracked}"

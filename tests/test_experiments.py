@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_course import experiments
+from attention_course import cache, experiments
 from attention_course.data import toy_translation as task
 
 END = task.TARGET_VOCAB.index[task.END]
@@ -55,15 +55,16 @@ class _Stop(Exception):
     pass
 
 
-@pytest.mark.parametrize("warmup_steps", [None, 50])
-def test_the_learning_rate_schedule_is_part_of_the_cache_key(monkeypatch, warmup_steps):
-    recorded = {}
+def test_every_training_setting_is_part_of_the_cache_key(monkeypatch):
+    keys = []
 
-    def entry(name, settings, modules=()):
-        recorded.update(settings)
+    def trained_model(name, build, fit, *, example=None, config=None, seed=None):
+        keys.append(cache.content_key(name, build, fit, config, seed))
         raise _Stop
 
-    monkeypatch.setattr(experiments.cache, "entry", entry)
-    with pytest.raises(_Stop):
-        experiments.run_translation("x", None, {}, epochs=1, warmup_steps=warmup_steps)
-    assert recorded.get("warmup_steps") == warmup_steps
+    monkeypatch.setattr(experiments.cache, "trained_model", trained_model)
+    for settings in ({}, {"warmup_steps": 50}, {"warmup_steps": 100}, {"learning_rate": 1e-3},
+                     {"bucketed": False}, {"batch_size": 32}, {"seed": 1}, {"warmup_steps": 50}):
+        with pytest.raises(_Stop):
+            experiments.run_translation("x", dict, {"units": 4}, epochs=1, **settings)
+    assert len(set(keys)) == 7 and keys[1] == keys[-1]
