@@ -85,9 +85,9 @@ def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
             record = None
         if record is not None and keys.get(docname) == current[docname]:
             continue
-        if record is not None:  # same code, other dependencies: the outputs are stale
-            cache.remove_cache_record(record.pk)
         expected = record.data.get("execution_seconds", 0) if record is not None else 0
+        if record is not None:  # same code, other dependencies: the outputs are stale
+            cache.remove_cache(record.pk)
         jobs.append(chapter_execution.Job(path, notebook, dict(environment), expected))
 
     by_path = {job.path: job for job in jobs}

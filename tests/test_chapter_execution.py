@@ -89,3 +89,34 @@ def test_an_executed_chapter_hashes_like_the_one_sphinx_reads(tmp_path):
     cache = JupyterCacheBase(str(tmp_path / "cache"))
     assert cache.create_hashed_notebook(job.notebook)[1] == \
         cache.create_hashed_notebook(chapter_execution.read_chapter(chapter))[1]
+
+
+def test_a_chapter_whose_dependencies_changed_is_executed_again(tmp_path, monkeypatch):
+    """Same code cells, other key: the stale outputs leave the cache and the chapter runs again."""
+    import build_book
+    from jupyter_cache.cache.main import JupyterCacheBase
+    from jupyter_cache.base import CacheBundleIn
+
+    chapter = tmp_path / "tiny.md"
+    chapter.write_text((ROOT / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+                       .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nx = 1 + 1\n```\n"]))
+    monkeypatch.setattr(build_book, "ROOT", tmp_path)
+    monkeypatch.setattr(build_book, "KEYS", tmp_path / "keys.json")
+    monkeypatch.setattr(build_book, "DOCTREES", tmp_path / "doctrees")
+    monkeypatch.setattr(build_book, "CLAIMS", tmp_path / "claims")
+    executed = []
+
+    def execute_all(jobs, workers):
+        executed.extend(job.path.name for job in jobs)
+        return [chapter_execution.Result(job, 1.0, None) for job in jobs]
+
+    monkeypatch.setattr(chapter_execution, "execute_all", execute_all)
+    cache = JupyterCacheBase(str(tmp_path / "cache"))
+    notebook = chapter_execution.read_chapter(chapter)
+    cache.cache_notebook_bundle(CacheBundleIn(notebook, str(chapter), data={"execution_seconds": 3.0}),
+                                check_validity=False)
+    keys = {"tiny": "a key made with other dependencies"}
+    build_book.execute_changed(cache, keys, [chapter])
+    assert executed == ["tiny.md"] and keys["tiny"] != "a key made with other dependencies"
+    build_book.execute_changed(cache, keys, [chapter])      # now up to date: nothing runs
+    assert executed == ["tiny.md"]
