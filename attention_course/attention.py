@@ -28,7 +28,7 @@ from ._checks import as_float_array, as_mask, require_ndim
 from .softmax import softmax
 
 
-def _check_qkv(query, key, value, same_width: bool):
+def check_qkv(query, key, value, same_width: bool):
     query = as_float_array(query, "query")
     key = as_float_array(key, "key")
     value = as_float_array(value, "value")
@@ -76,7 +76,7 @@ def dot_product_attention(query, key, value, mask=None, scale: float = 1.0):
     ``use_scale=True`` multiplies by a *learned* scalar, which is ``scale`` here.
     Shapes as in the module docstring; ``d_q == d_k``.
     """
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if mask is not None:
         as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
     # Scaling the (T_q, d) queries is cheaper than scaling the (T_q, T_k) scores.
@@ -119,7 +119,7 @@ def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
     """
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=False)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=False)
     if W_query is not None:
         W_query = as_float_array(W_query, "W_query")
         if W_query.ndim != 2 or W_query.shape[0] != query.shape[-1]:
@@ -173,7 +173,7 @@ def windowed_attention(query, key, value, window: int):
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
         raise ValueError(f"window must be an integer >= 0 (the half-width D of the window), "
                          f"got {window!r}")
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     T_q, T_k = scores_shape[-2:]
     if query.shape[-1] == 0:
         raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")

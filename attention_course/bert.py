@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._checks import as_float_array, as_mask
+from .keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, FeedForwardWeights, encoder_block
@@ -100,11 +101,9 @@ class BertEncoderWeights:
     @classmethod
     def from_keras(cls, model) -> "BertEncoderWeights":
         """From a built :class:`attention_course.models.bert.BertEncoder`."""
-        import keras
-
         if not model.built:
             raise ValueError("the Keras model has no weights yet: call it once first")
-        numpy = keras.ops.convert_to_numpy
+        numpy = to_numpy
         e = model.embedding
         embeddings = BertEmbeddingWeights(
             numpy(e.word_embedding.embeddings), numpy(e.position_embedding.embeddings),

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .multi_head import _project, merge_heads
+from .keras_weights import to_numpy
+from .multi_head import merge_heads, project_heads
 from .normalization import LayerNormWeights
 from .sampling import sample_next_token
 from .softmax import softmax
-from .transformer import DecoderBlockWeights, _numpy, decoder_block, embed, feed_forward, residual
+from .transformer import DecoderBlockWeights, decoder_block, embed, feed_forward, residual
 
 
 @dataclass
@@ -77,12 +78,12 @@ class GPTWeights:
         if not model.built:
             raise ValueError("the Keras model has no weights yet: call it once first")
         return cls(
-            token_embedding=_numpy(model.embedding.token_embedding.embeddings),
-            position_embedding=_numpy(model.embedding.position_embedding.embeddings),
+            token_embedding=to_numpy(model.embedding.token_embedding.embeddings),
+            position_embedding=to_numpy(model.embedding.position_embedding.embeddings),
             blocks=[DecoderBlockWeights.from_keras(block) for block in model.blocks],
             final_norm=LayerNormWeights.from_keras(model.final_norm),
-            classifier_kernel=_numpy(model.classifier.kernel),
-            classifier_bias=_numpy(model.classifier.bias))
+            classifier_kernel=to_numpy(model.classifier.kernel),
+            classifier_bias=to_numpy(model.classifier.bias))
 
 
 def _check_tokens(tokens, weights: GPTWeights, start: int | None = 0) -> np.ndarray:
@@ -171,9 +172,9 @@ def cached_self_attention(h, weights, keys, values, start: int):
     end = start + t
     if end > keys.shape[2]:
         raise ValueError(f"the cache holds {keys.shape[2]} positions; {end} needed")
-    q = _project(h, weights.query_kernel, weights.query_bias)             # (B, N, t, key_dim)
-    keys[:, :, start:end] = _project(h, weights.key_kernel, weights.key_bias)
-    values[:, :, start:end] = _project(h, weights.value_kernel, weights.value_bias)
+    q = project_heads(h, weights.query_kernel, weights.query_bias)             # (B, N, t, key_dim)
+    keys[:, :, start:end] = project_heads(h, weights.key_kernel, weights.key_bias)
+    values[:, :, start:end] = project_heads(h, weights.value_kernel, weights.value_bias)
     # New position start+i may see every position up to and including itself.
     mask = np.arange(end)[None, :] <= np.arange(start, end)[:, None]   # (t, end)
     q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))

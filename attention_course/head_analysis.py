@@ -26,6 +26,7 @@ import numpy as np
 
 from ._checks import as_float_array, require_ndim
 from .multi_head import MultiHeadAttentionWeights
+from .scaling import entropy
 
 
 def _weights(weights, min_ndim: int = 2, layout: str = "(..., T_q, T_k)") -> np.ndarray:
@@ -40,9 +41,7 @@ def attention_entropy(weights) -> np.ndarray:
     Zero weights contribute 0 (the limit of ``a log a``), so a fully masked
     (all-zero) row has entropy 0.
     """
-    weights = _weights(weights)
-    safe = np.where(weights > 0, weights, 1.0)  # log(1) = 0 where the weight is 0
-    return -(weights * np.log(safe)).sum(axis=-1)
+    return entropy(_weights(weights), axis=-1)
 
 
 def mean_offset(weights) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import as_float_array, as_mask, require_ndim
-from .attention import _check_qkv, attend, scaled_dot_product_attention
+from .attention import check_qkv, attend, scaled_dot_product_attention
 from .masks import combine_masks, local_window_mask
 from .softmax import softmax
 
@@ -72,7 +72,7 @@ def cosine_attention(query, key, value, mask=None, temperature: float = 1.0):
     weights can never be sharper than ``e^2 : 1`` between the best and the
     worst key.  Shapes as in the module docstring.
     """
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     if mask is not None:
@@ -101,7 +101,7 @@ def hard_attention(query, key, value, mask=None, similarity: str = "dot"):
         ``output (..., T_q, d_v)`` and one-hot ``weights (..., T_q, T_k)``
         (all zero for a query whose keys are all masked).
     """
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     scores = np.broadcast_to(similarity_scores(query, key, similarity), scores_shape)
     available = np.ones(scores_shape, bool)
     if mask is not None:
@@ -133,7 +133,7 @@ def sample_attention(query, key, value, rng: np.random.Generator, mask=None, sca
     """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if mask is not None:
         mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
     scores = np.broadcast_to((query * scale) @ np.swapaxes(key, -1, -2), scores_shape)
@@ -203,7 +203,7 @@ def local_attention(query, key, value, window: int, mask=None):
     """
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
         raise ValueError(f"window must be an integer >= 0, got {window!r}")
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=True)
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if mask is not None:
         mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
     window_mask = local_window_mask(scores_shape[-2], scores_shape[-1], window=int(window))

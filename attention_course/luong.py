@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import as_float_array, as_mask
-from .attention import _check_qkv, attend
+from .attention import check_qkv, attend
 
 SCORES = ("dot", "general", "concat")
 
@@ -38,7 +38,7 @@ def luong_scores(query, key, score: str = "dot", W_a=None, v_a=None) -> np.ndarr
     """
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
-    query, key, _, _ = _check_qkv(query, key, key, same_width=score == "dot")
+    query, key, _, _ = check_qkv(query, key, key, same_width=score == "dot")
     d_q, d_k = query.shape[-1], key.shape[-1]
     if score == "dot":
         if W_a is not None or v_a is not None:
@@ -80,7 +80,7 @@ def luong_attention(query, key, value, score: str = "dot", mask=None, W_a=None, 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
     """
-    query, key, value, scores_shape = _check_qkv(query, key, value, same_width=score == "dot")
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=score == "dot")
     if mask is not None:
         as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
     scores = luong_scores(query, key, score=score, W_a=W_a, v_a=v_a)

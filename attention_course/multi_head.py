@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ._checks import as_float_array, as_mask, require_ndim
+from .keras_weights import to_numpy
 from .masks import causal_mask, combine_masks
 from .softmax import softmax
 
@@ -83,14 +84,10 @@ class MultiHeadAttentionWeights:
     @classmethod
     def from_keras(cls, layer) -> "MultiHeadAttentionWeights":
         """Copy the weights out of a built ``keras.layers.MultiHeadAttention``."""
-        import keras
-
         if not layer.built:
             raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
 
-        def numpy(variable):
-            return None if variable is None else keras.ops.convert_to_numpy(variable)
-
+        numpy = to_numpy
         return cls(
             query_kernel=numpy(layer.query_dense.kernel), query_bias=numpy(layer.query_dense.bias),
             key_kernel=numpy(layer.key_dense.kernel), key_bias=numpy(layer.key_dense.bias),
@@ -139,7 +136,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.swapaxes(-3, -2).reshape(*lead, T, num_heads * depth)
 
 
-def _project(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+def project_heads(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """``(B, T, d) @ (d, N, depth)`` -> ``(B, N, T, depth)``: one matmul for all heads."""
     (B, T, d), (_, N, depth) = x.shape, kernel.shape
     # One (B*T, d) x (d, N*depth) product: a single large matmul is faster
@@ -153,7 +150,7 @@ def _project(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None) -> np.n
 def _project_self(x: np.ndarray, weights: MultiHeadAttentionWeights):
     """Self-attention: the query, key and value projections of one ``x`` as a single matmul.
 
-    Same result as three calls of :func:`_project`; the three kernels are
+    Same result as three calls of :func:`project_heads`; the three kernels are
     laid side by side, ``(d, 3 * N * depth)``, so that ``x`` is read once.
     """
     (B, T, d), N = x.shape, weights.num_heads
@@ -226,9 +223,9 @@ def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=N
     if is_self_attention:
         q, k, v = _project_self(query, weights)
     else:
-        q = _project(query, weights.query_kernel, weights.query_bias)  # (B, N, T, key_dim)
-        k = _project(key, weights.key_kernel, weights.key_bias)        # (B, N, S, key_dim)
-        v = _project(value, weights.value_kernel, weights.value_bias)  # (B, N, S, value_dim)
+        q = project_heads(query, weights.query_kernel, weights.query_bias)  # (B, N, T, key_dim)
+        k = project_heads(key, weights.key_kernel, weights.key_bias)        # (B, N, S, key_dim)
+        v = project_heads(value, weights.value_kernel, weights.value_bias)  # (B, N, S, value_dim)
 
     q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))  # scale the queries, as Keras does
     scores = q @ k.swapaxes(-1, -2)                      # (B, N, T, S)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_float_array
+from .keras_weights import to_numpy
 
 
 def _normalise_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
@@ -138,16 +139,12 @@ class LayerNormWeights:
     @classmethod
     def from_keras(cls, layer) -> "LayerNormWeights":
         """Copy ``gamma``, ``beta``, ``axis`` and ``epsilon`` out of a built Keras layer."""
-        import keras
-
         if not layer.built:
             raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
         if getattr(layer, "rms_scaling", False):
             raise ValueError("rms_scaling=True is not supported (Keras deprecates it)")
 
-        def numpy(variable):
-            return None if variable is None else keras.ops.convert_to_numpy(variable)
-
+        numpy = to_numpy
         axis = layer.axis if isinstance(layer.axis, int) else tuple(layer.axis)
         return cls(numpy(layer.gamma), numpy(layer.beta), axis, float(layer.epsilon))
 

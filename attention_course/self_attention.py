@@ -8,6 +8,7 @@ import numpy as np
 
 from ._checks import as_float_array, require_ndim
 from .attention import scaled_dot_product_attention
+from .keras_weights import to_numpy
 
 
 @dataclass
@@ -59,8 +60,6 @@ class SelfAttentionWeights:
         ``(1, d_v, d_out)`` for the output projection.  With one head, dropping
         that axis leaves the matrices of the formula, plus ``W_output``.
         """
-        import keras
-
         if not layer.built:
             raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
         if layer.num_heads != 1:
@@ -70,9 +69,7 @@ class SelfAttentionWeights:
             raise ValueError("the formula has no biases: build the layer with use_bias=False "
                              "(attention_course.multi_head handles biases)")
 
-        def numpy(variable):
-            return keras.ops.convert_to_numpy(variable)
-
+        numpy = to_numpy
         return cls(W_query=numpy(layer.query_dense.kernel)[:, 0],
                    W_key=numpy(layer.key_dense.kernel)[:, 0],
                    W_value=numpy(layer.value_dense.kernel)[:, 0],

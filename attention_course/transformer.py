@@ -25,15 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_float_array, as_mask
+from .keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
 from .normalization import LayerNormWeights
 from .positional_encoding import sinusoidal_encoding
 
 
-def _numpy(variable):
-    import keras
-
-    return None if variable is None else keras.ops.convert_to_numpy(variable)
 
 
 def _check_sequence(x, name: str, width: int) -> np.ndarray:
@@ -99,8 +96,8 @@ class FeedForwardWeights:
     @classmethod
     def from_keras(cls, layer) -> "FeedForwardWeights":
         """From a built :class:`attention_course.models.transformer.FeedForward`."""
-        return cls(_numpy(layer.hidden.kernel), _numpy(layer.hidden.bias),
-                   _numpy(layer.output_dense.kernel), _numpy(layer.output_dense.bias),
+        return cls(to_numpy(layer.hidden.kernel), to_numpy(layer.hidden.bias),
+                   to_numpy(layer.output_dense.kernel), to_numpy(layer.output_dense.bias),
                    activation=getattr(layer, "activation", "relu"))
 
 
@@ -322,7 +319,7 @@ class TransformerWeights:
 
         def positions(embedding):
             if embedding.positions == "learned":
-                return _numpy(embedding.position_embedding.embeddings)
+                return to_numpy(embedding.position_embedding.embeddings)
             if embedding.positions == "sinusoidal":
                 return sinusoidal_encoding(embedding.max_length, embedding.d_model)
             return np.zeros((embedding.max_length, embedding.d_model), np.float32)
@@ -331,14 +328,14 @@ class TransformerWeights:
             return None if layer is None else LayerNormWeights.from_keras(layer)
 
         return cls(
-            source_embedding=_numpy(model.source_embedding.token_embedding.embeddings),
-            target_embedding=_numpy(model.target_embedding.token_embedding.embeddings),
+            source_embedding=to_numpy(model.source_embedding.token_embedding.embeddings),
+            target_embedding=to_numpy(model.target_embedding.token_embedding.embeddings),
             source_positions=positions(model.source_embedding),
             target_positions=positions(model.target_embedding),
             encoder=[EncoderBlockWeights.from_keras(b) for b in model.encoder_blocks],
             decoder=[DecoderBlockWeights.from_keras(b) for b in model.decoder_blocks],
-            classifier_kernel=_numpy(model.classifier.kernel),
-            classifier_bias=_numpy(model.classifier.bias),
+            classifier_kernel=to_numpy(model.classifier.kernel),
+            classifier_bias=to_numpy(model.classifier.bias),
             final_encoder_norm=norm(model.final_encoder_norm),
             final_decoder_norm=norm(model.final_decoder_norm),
             pre_ln=model.pre_ln, scale_embeddings=model.scale_embeddings, causal=model.causal)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_float_array
+from .keras_weights import to_numpy
 from .lookup import cosine_similarity
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, encoder_block
@@ -141,11 +142,9 @@ class ViTWeights:
     @classmethod
     def from_keras(cls, model) -> "ViTWeights":
         """From a built :class:`attention_course.models.vit.VisionTransformer`."""
-        import keras
-
         if not model.built:
             raise ValueError("the Keras model has no weights yet: call it once first")
-        numpy = keras.ops.convert_to_numpy
+        numpy = to_numpy
         kernel = numpy(model.patch_embedding.kernel)            # (P, P, C, d)
         return cls(
             patch_size=model.patch_size,

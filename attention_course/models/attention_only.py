@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import keras
 import numpy as np
 
+from ..keras_weights import to_numpy
 from ..multi_head import MultiHeadAttentionWeights, multi_head_attention
 
 
@@ -97,7 +98,7 @@ class AttentionOnlyWeights:
         attention_layers = [layer for layer in model.layers
                             if isinstance(layer, keras.layers.MultiHeadAttention)]
         readout = model.get_layer("readout")
-        numpy = keras.ops.convert_to_numpy
+        numpy = to_numpy
         return cls(numpy(embedding.token_embeddings), numpy(embedding.position_embeddings),
                    [MultiHeadAttentionWeights.from_keras(layer) for layer in attention_layers],
                    numpy(readout.kernel), numpy(readout.bias),

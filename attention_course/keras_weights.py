@@ -1,0 +1,16 @@
+"""Keras weights as NumPy arrays: the one helper every ``from_keras`` uses.
+
+Each NumPy weight class of the course (``MultiHeadAttentionWeights``,
+``LayerNormWeights``, ``TransformerWeights``, ...) has a ``from_keras``
+constructor that reads a built Keras layer or model; they all read a variable
+with :func:`to_numpy`.
+"""
+
+from __future__ import annotations
+
+
+def to_numpy(variable):
+    """A Keras variable or tensor as a NumPy array; ``None`` (a layer built without that weight, such as a bias) stays ``None``."""
+    import keras
+
+    return None if variable is None else keras.ops.convert_to_numpy(variable)
