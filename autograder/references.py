@@ -12,7 +12,8 @@ blocks:
 * in a **hidden** test, as a compressed, base64-encoded ``.npz`` (never released).
 
 Run ``python autograder/references.py`` after changing a generator to rewrite
-the blocks; ``tests/test_exercise_references.py`` regenerates every block with
+the blocks (it also writes the cells every assignment shares, from
+``assignment_header.py``); ``tests/test_exercise_references.py`` regenerates every block with
 Keras and fails if a notebook disagrees.  Where no Keras layer exists (softmax
 with the course's masking convention, sinusoidal positions, causal masks) the
 expected values come from an independent implementation, named in the
@@ -31,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "autograder"))
+import assignment_header  # noqa: E402
 SOLUTIONS = ROOT / "solutions"
 BEGIN = "# BEGIN GENERATED "
 END = "# END GENERATED"
@@ -613,15 +616,43 @@ def read_block(source: str, name: str):
     return {k: v for k, v in namespace.items() if isinstance(v, np.ndarray)}
 
 
+def shared_cells(nb, path) -> tuple:
+    """The notebook's instructions cell and its first code cell (which starts with the shared helpers)."""
+    instructions = [c for c in nb.cells if c.cell_type == "markdown"
+                    and c.source.startswith(assignment_header.INSTRUCTIONS.split("\n", 1)[0])]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if len(instructions) != 1 or not code:
+        raise ValueError(f"{path}: expected one '## How this assignment works' cell and a first code cell")
+    return instructions[0], code[0]
+
+
+def with_shared_helpers(source: str, path) -> str:
+    """``source`` (a first code cell) with its leading helpers, up to ``decode_reference``, replaced."""
+    import ast
+
+    ends = [node.end_lineno for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef) and node.name == "decode_reference"]
+    if not ends:
+        raise ValueError(f"{path}: the first code cell has no decode_reference function: "
+                         "it must begin with autograder/assignment_header.py's HELPERS")
+    rest = source.splitlines(keepends=True)[ends[0]:]
+    return assignment_header.HELPERS + ("\n" + "".join(rest) if rest else "")
+
+
 def rewrite(paths=None, names=None) -> list[str]:
-    """Regenerate the blocks in the source notebooks; returns the names rewritten."""
+    """Regenerate the shared cells and the blocks in the source notebooks; returns the block names rewritten."""
     import nbformat
 
     done = []
     cache: dict = {}
     for path in paths or sorted(SOLUTIONS.glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        changed = False
+        instructions, first_code = shared_cells(nb, path)
+        changed = instructions.source != assignment_header.INSTRUCTIONS
+        instructions.source = assignment_header.INSTRUCTIONS
+        helpers = with_shared_helpers(first_code.source, path)
+        changed |= helpers != first_code.source
+        first_code.source = helpers
         for cell in nb.cells:
             for name in blocks_in(cell.source):
                 if names and name not in names:

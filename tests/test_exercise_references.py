@@ -56,3 +56,44 @@ def test_block_matches_a_fresh_keras_run(assignment, name, source):
             # kernels): float32 results may differ in the last bits of every sum, which
             # two layers compound to a few 1e-7 (measured: 7e-7 on values of order 1).
             np.testing.assert_allclose(stored[key], value, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_every_assignment_has_the_shared_cells_from_their_one_source():
+    import nbformat
+
+    for path in sorted(SOLUTIONS.glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        instructions, first_code = references.shared_cells(nb, path)
+        assert instructions.source == references.assignment_header.INSTRUCTIONS, path.name
+        assert first_code.source.startswith(references.assignment_header.HELPERS), path.name
+        assert references.with_shared_helpers(first_code.source, path) == first_code.source, path.name
+
+
+def test_rewrite_restores_edited_shared_cells_and_keeps_the_assignments_own_code(tmp_path):
+    import shutil
+    import nbformat
+
+    source = SOLUTIONS / "a5_encoder_block" / "a5_encoder_block.ipynb"
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    nb = nbformat.read(path, as_version=4)
+    instructions, first_code = references.shared_cells(nb, path)
+    original = first_code.source
+    instructions.source += "\nan edit"
+    first_code.source = first_code.source.replace("def check_close(", "def check_close_edited(")
+    nbformat.write(nb, path)
+    references.rewrite(paths=[path], names=["no block"])
+    nb = nbformat.read(path, as_version=4)
+    instructions, first_code = references.shared_cells(nb, path)
+    assert instructions.source == references.assignment_header.INSTRUCTIONS
+    assert first_code.source == original and "def layer_norm(" in original   # a5's own given code kept
+
+
+def test_the_notebooks_decoder_reads_what_the_generator_encodes():
+    namespace = {}
+    exec(references.assignment_header.HELPERS, namespace)
+    cases = {"case": {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "m": np.array([True, False])}}
+    decoded = namespace["decode_reference"](references.encode_cases(cases))
+    for name, value in cases["case"].items():
+        np.testing.assert_array_equal(decoded["case"][name], value)
+        assert decoded["case"][name].dtype == value.dtype
