@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
+from autograder import limits as default_limits  # noqa: E402
 from autograder import sandbox  # noqa: E402
 
 # nbgrader runs the `alembic` command when it creates a gradebook: it lives next to this Python.
@@ -539,7 +540,8 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, 
     progress.show()
     finished: dict[str, dict] = {}
     graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
-    patience = float(config.GradingLimits.get("notebook_timeout", 240)) * 3 + 120
+    patience = float(config.GradingLimits.get("notebook_timeout", default_limits.NOTEBOOK_SECONDS)) * 3 \
+        + default_limits.WORKER_SILENCE_SLACK_SECONDS
     retried: set[str] = set()
     try:
         while len(finished) < len(submissions):

@@ -53,7 +53,6 @@ c.GenerateFeedback.preprocessors = [
     GetGrades, HideHiddenTestDetails, ClearHiddenTests, CSSHTMLHeaderPreprocessor,
 ]
 
-# Limits per submission (grade.py's --cell-timeout, --notebook-timeout, --memory-mb override them).
-c.GradingLimits.cell_timeout = 30
-c.GradingLimits.notebook_timeout = 240
-c.GradingLimits.memory_mb = 2048
+# Limits per submission: the defaults are in autograder/limits.py.  Override them for this
+# course here (c.GradingLimits.cell_timeout = 60), or for one run with grade.py's
+# --cell-timeout, --notebook-timeout and --memory-mb.

@@ -52,6 +52,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
+from . import limits as default_limits
 from . import recheck, sandbox
 
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
@@ -61,16 +62,19 @@ HIDDEN_BEGIN = "BEGIN HIDDEN TESTS"
 class GradingLimits(LoggingConfigurable):
     """The limits every submission runs under (``c.GradingLimits.*`` in the config)."""
 
-    cell_timeout = Integer(30, help="Seconds one cell may run.").tag(config=True)
-    notebook_timeout = Integer(300, help="Seconds the whole notebook may run.").tag(config=True)
-    memory_mb = Integer(2048, help="Address space of the student's processes, MiB.").tag(config=True)
-    max_output_bytes = Integer(1_000_000, help="Output kept per notebook.").tag(config=True)
-    flood_bytes = Integer(20_000_000, help="Output after which a cell is interrupted.").tag(config=True)
-    max_restarts = Integer(3, help="Kernel restarts per notebook.").tag(config=True)
+    cell_timeout = Integer(default_limits.CELL_SECONDS, help="Seconds one cell may run.").tag(config=True)
+    notebook_timeout = Integer(default_limits.NOTEBOOK_SECONDS,
+                               help="Seconds the whole notebook may run.").tag(config=True)
+    memory_mb = Integer(default_limits.MEMORY_MB, help="Address space of the student's processes, MiB.").tag(config=True)
+    max_output_bytes = Integer(default_limits.MAX_OUTPUT_BYTES, help="Output kept per notebook.").tag(config=True)
+    flood_bytes = Integer(default_limits.FLOOD_BYTES,
+                          help="Output after which a cell is interrupted.").tag(config=True)
+    max_restarts = Integer(default_limits.MAX_RESTARTS, help="Kernel restarts per notebook.").tag(config=True)
 
     def sandbox_limits(self, wall_seconds: float) -> dict:
-        return {"memory_mb": self.memory_mb, "cpu_seconds": self.notebook_timeout + 30,
-                "wall_seconds": int(wall_seconds) + 15}
+        return {"memory_mb": self.memory_mb,
+                "cpu_seconds": self.notebook_timeout + default_limits.KERNEL_CPU_SLACK_SECONDS,
+                "wall_seconds": int(wall_seconds) + default_limits.KERNEL_WALL_SLACK_SECONDS}
 
 
 def grading_report(resources: dict) -> dict:

@@ -36,6 +36,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import limits as default_limits
 from . import sandbox
 from .recheck_child import MAX_FRAME, decode, encode, pack, unpack
 
@@ -337,8 +338,9 @@ class Verdicts:
 
 
 def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
-          limits: dict | None = None, slot: int | None = None, cell_timeout: float = 30,
-          notebook_timeout: float = 300) -> Verdicts:
+          limits: dict | None = None, slot: int | None = None,
+          cell_timeout: float = default_limits.CELL_SECONDS,
+          notebook_timeout: float = default_limits.NOTEBOOK_SECONDS) -> Verdicts:
     """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
 
     Only the test cells in ``tests_to_check`` are run (the others have already
@@ -347,7 +349,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     started = time.monotonic()
     deadline = started + notebook_timeout
     limits = dict(limits or {})
-    limits.setdefault("wall_seconds", int(notebook_timeout) + 30)
+    limits.setdefault("wall_seconds", int(notebook_timeout) + default_limits.RECHECK_WALL_SLACK_SECONDS)
     process = StudentProcess(workdir, limits, slot)
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     failures: dict[int, str] = {}

@@ -58,15 +58,6 @@ INSIDE_WORKDIR = "/home/student/work"       # where the copy of the working dire
 BASE_UID = 64000
 ENV_PREFIX = "ATTENTION_SANDBOX"
 
-DEFAULT_LIMITS = {
-    "memory_mb": 2048,     # address space of every process (RLIMIT_AS)
-    "cpu_seconds": 600,    # CPU time of every process (RLIMIT_CPU)
-    "wall_seconds": 0,     # whole sandbox, enforced by the supervisor; 0 = no deadline
-    "processes": 64,       # processes and threads of the sandbox user (RLIMIT_NPROC)
-    "file_mb": 64,         # largest file it may write (RLIMIT_FSIZE)
-    "tmp_mb": 256,         # size of /tmp and of the working directory (tmpfs)
-    "open_files": 512,     # RLIMIT_NOFILE
-}
 
 
 # ---------------------------------------------------------------------------
@@ -132,8 +123,26 @@ def describe(missing: list[str] | None = None) -> str:
             "user can write.")
 
 
+def _default_limits():
+    """The module ``limits.py`` next to this file, also when this file runs as a script.
+
+    The kernel launcher and the supervisor run ``sandbox.py`` as a program, where
+    a relative import has no package to be relative to.
+    """
+    if __package__:
+        from . import limits
+        return limits
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("grading_limits", os.path.join(HERE, "limits.py"))
+    limits = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(limits)
+    return limits
+
+
 def limits_from_env(overrides: dict | None = None) -> dict:
-    limits = dict(DEFAULT_LIMITS)
+    """``limits.SANDBOX``, then ``ATTENTION_SANDBOX_<NAME>`` variables, then ``overrides``."""
+    limits = dict(_default_limits().SANDBOX)
     for key in limits:
         value = os.environ.get(f"{ENV_PREFIX}_{key.upper()}")
         if value:
@@ -161,7 +170,7 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         argv: the program and its arguments, as seen *inside* the sandbox.
         workdir: its working directory; a copy of this directory's files (minus
             ``exclude``) is what the program finds there.
-        limits: see ``DEFAULT_LIMITS``.
+        limits: see ``limits.SANDBOX``.
         slot: picks the unprivileged uid (``64000 + slot``), one per parallel worker.
         share: directories shared read-write with the outside, at the same path.
         files: ``{path inside: content}`` small files created for the program.

@@ -1,0 +1,42 @@
+"""Every default limit of grading, in one place.
+
+To change a default for every run, change it here.  A course can override the
+per-submission limits in ``nbgrader_config.py`` (``c.GradingLimits.cell_timeout
+= 60``), an instructor for one run with ``grade.py --cell-timeout``,
+``--notebook-timeout`` and ``--memory-mb``, and the sandbox's resource limits
+with ``ATTENTION_SANDBOX_<NAME>`` environment variables (``sandbox.py``).
+``instructors.md`` lists what happens when each is reached.
+"""
+
+#: Seconds one cell of a submission may run.
+CELL_SECONDS = 30
+#: Seconds the whole notebook may run (and again for the clean re-check of its tests).
+NOTEBOOK_SECONDS = 240
+#: Address space of the student's processes, MiB.
+MEMORY_MB = 2048
+#: Output kept per notebook, bytes.
+MAX_OUTPUT_BYTES = 1_000_000
+#: Output after which a cell is interrupted, bytes.
+FLOOD_BYTES = 20_000_000
+#: Kernel restarts per notebook (after ``os._exit``, a crash, a kernel that ignores interrupts).
+MAX_RESTARTS = 3
+
+#: The sandbox's resource limits for any program run in it (``sandbox.command``).
+SANDBOX = {
+    "memory_mb": MEMORY_MB,  # address space of every process (RLIMIT_AS)
+    "cpu_seconds": 600,      # CPU time of every process (RLIMIT_CPU)
+    "wall_seconds": 0,       # whole sandbox, enforced by the supervisor; 0 = no deadline
+    "processes": 64,         # processes and threads of the sandbox user (RLIMIT_NPROC)
+    "file_mb": 64,           # largest file it may write (RLIMIT_FSIZE)
+    "tmp_mb": 256,           # size of /tmp and of the working directory (tmpfs)
+    "open_files": 512,       # RLIMIT_NOFILE
+}
+
+#: A grading kernel's sandbox gets the notebook's time plus this much CPU time, seconds.
+KERNEL_CPU_SLACK_SECONDS = 30
+#: ... and its supervisor this much wall-clock time beyond the notebook's deadline.
+KERNEL_WALL_SLACK_SECONDS = 15
+#: The clean re-check's sandbox: wall-clock time beyond the notebook's time, seconds.
+RECHECK_WALL_SLACK_SECONDS = 30
+#: A grading worker that reports nothing for 3 x the notebook's time + this many seconds is stopped.
+WORKER_SILENCE_SLACK_SECONDS = 120

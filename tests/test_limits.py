@@ -1,0 +1,40 @@
+"""autograder/limits.py is the one home of grading's defaults, and the instructors' page says the same."""
+
+import re
+import sys
+
+from grading_support import ROOT
+
+sys.path.insert(0, str(ROOT))
+from autograder import limits, preprocessors, sandbox  # noqa: E402
+from autograder.grade import load_config  # noqa: E402
+
+
+def test_the_course_configuration_runs_with_the_defaults(tmp_path):
+    configured = preprocessors.GradingLimits(config=load_config(tmp_path, {}))
+    assert (configured.cell_timeout, configured.notebook_timeout, configured.memory_mb) == \
+        (limits.CELL_SECONDS, limits.NOTEBOOK_SECONDS, limits.MEMORY_MB)
+    assert (configured.max_output_bytes, configured.flood_bytes, configured.max_restarts) == \
+        (limits.MAX_OUTPUT_BYTES, limits.FLOOD_BYTES, limits.MAX_RESTARTS)
+    overridden = preprocessors.GradingLimits(config=load_config(tmp_path, {"cell_timeout": 7}))
+    assert overridden.cell_timeout == 7
+
+
+def test_the_sandbox_starts_from_the_defaults_and_takes_overrides(monkeypatch):
+    assert sandbox.limits_from_env() == limits.SANDBOX
+    monkeypatch.setenv(f"{sandbox.ENV_PREFIX}_PROCESSES", "12")
+    assert sandbox.limits_from_env({"tmp_mb": 9}) == {**limits.SANDBOX, "processes": 12, "tmp_mb": 9}
+    assert limits.SANDBOX["processes"] != 12   # the defaults themselves are untouched
+
+
+def test_the_instructors_page_gives_the_defaults():
+    table = (ROOT / "instructors.md").read_text().split("## What every submission runs under")[1]
+    table = table.split("\n## ")[0]
+    for expected in (f"{limits.CELL_SECONDS} s (`--cell-timeout`)",
+                     f"{limits.NOTEBOOK_SECONDS} s (`--notebook-timeout`)",
+                     f"{limits.MEMORY_MB} MiB (`--memory-mb`)",
+                     f"{limits.MAX_OUTPUT_BYTES // 10**6} MB kept per notebook",
+                     f"more than {limits.FLOOD_BYTES // 10**6} MB is interrupted",
+                     f"at most {limits.MAX_RESTARTS} restarts"):
+        assert expected in table, expected
+    assert re.search(r"`autograder/limits\.py`", table)
