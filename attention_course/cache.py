@@ -105,7 +105,8 @@ class _ContentHasher:
       every key).
     * A function or class defined outside the package (in a chapter): its
       source, its defaults and closure, and the values of the global names its
-      code uses.  Defined inside the package: its module, as above.
+      code uses.  Defined inside the package: its module, as above, and the
+      values its defaults and closure hold.
     * A Keras object: its class and configuration, and a built layer's weights.
     """
 
