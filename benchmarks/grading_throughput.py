@@ -1,4 +1,4 @@
-"""Grading throughput: plain, serial ``nbgrader autograde`` against ``autograder/grade.py``.
+"""Grading throughput: plain, serial ``nbgrader autograde`` against the course's grading command (:mod:`course_grader`).
 
     .venv/bin/python benchmarks/grading_throughput.py [--submissions 24] [--assignment a1_softmax_additive]
 
@@ -30,9 +30,8 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from autograder import grade  # noqa: E402
+from course_grader import grade
 
 MISTAKES = {  # cell id: (text in the solution, replacement)
     "a1_softmax_additive": [("softmax", "shifted = x - x.max(axis=axis, keepdims=True)", "shifted = x"),
@@ -72,7 +71,7 @@ def make_submissions(assignment: str, count: int, folder: Path):
 def nbgrader(*args, course: Path):
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "nbgrader"), *args,
-                           f"--course-dir={course}"], cwd=ROOT / "autograder", env=env,
+                           f"--course-dir={course}"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stdout[-2000:] + done.stderr[-2000:])
@@ -94,7 +93,8 @@ def serial(assignment: str, inbox: Path, course: Path) -> float:
 
 def parallel(assignment: str, inbox: Path, course: Path, workers: int | None, feedback: bool) -> float:
     started = time.perf_counter()
-    grade.grade(inbox, assignment, course, workers=workers, feedback=feedback, quiet=True)
+    grade.grade(inbox, assignment, course, workers=workers, feedback=feedback, quiet=True,
+                config_file=ROOT / "nbgrader_config.py")
     return time.perf_counter() - started
 
 

@@ -1,7 +1,7 @@
 """Helpers for the grading tests: build submissions, grade them once per test session.
 
 Grading is the slow part (a sandboxed kernel per notebook), so each batch of
-submissions is graded once by ``autograder/grade.py`` and shared by all the
+submissions is graded once by :func:`course_grader.grade.grade` and shared by all the
 tests that look at it -- across pytest-xdist workers too: the first worker to
 need a batch grades it under a file lock, the others read its report.
 """
@@ -77,10 +77,7 @@ def shared_root(tmp_path_factory) -> Path:
 def graded_batch(tmp_path_factory, name: str, assignment: str, submissions: dict, limits=None,
                  workers: int = 2) -> dict:
     """Grade ``{student: notebook or raw bytes}`` once per session; returns the run's report plus paths."""
-    import sys
-
-    sys.path.insert(0, str(ROOT))
-    from autograder import grade
+    from course_grader import grade
 
     root = shared_root(tmp_path_factory)
     folder = root / f"grading-{name}"
@@ -97,7 +94,8 @@ def graded_batch(tmp_path_factory, name: str, assignment: str, submissions: dict
                 else:
                     write(content, path)
             report = grade.grade(inbox, assignment, folder / "course", workers=workers,
-                                 limits=dict(LIMITS, **(limits or {})), quiet=True)
+                                 limits=dict(LIMITS, **(limits or {})), quiet=True,
+                                 config_file=ROOT / "nbgrader_config.py")
             report_file.write_text(json.dumps(report))
         report = json.loads(report_file.read_text())
     report["by_student"] = {r["student"]: r for r in report["results"]}

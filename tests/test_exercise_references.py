@@ -1,19 +1,16 @@
 """The expected values in the exercises' tests are what the real Keras layers compute today.
 
-``autograder/references.py`` ran the Keras layers ahead of time and wrote the
+:mod:`course_authoring.references` ran the Keras layers ahead of time and wrote the
 results into the source notebooks, so that grading never imports TensorFlow.
 This test runs every generator again, with Keras, and compares.
 """
 
-import sys
-
 import numpy as np
 import pytest
 
-from grading_support import ROOT, SOLUTIONS
+from grading_support import SOLUTIONS
 
-sys.path.insert(0, str(ROOT))
-from autograder import references  # noqa: E402
+from course_authoring import references
 
 
 def _blocks():

@@ -4,15 +4,12 @@ import ast
 import builtins
 import json
 import re
-import sys
 
 import nbformat
 import pytest
 
 from grading_support import (ASSIGNMENTS, EXERCISES, HIDDEN_BLOCK, ROOT, grade_id, source_notebook,
                              student_notebook)
-
-sys.path.insert(0, str(ROOT))
 
 
 def _meta(cell):
@@ -29,7 +26,7 @@ def test_there_are_at_least_six_assignments():
 
 
 def test_exercises_are_exactly_what_nbgrader_generates_from_the_solutions(tmp_path):
-    from autograder.exercises import generate
+    from course_authoring.exercises import generate
 
     generated = generate(tmp_path)
     assert [p.relative_to(tmp_path) for p in generated] == \
@@ -37,7 +34,7 @@ def test_exercises_are_exactly_what_nbgrader_generates_from_the_solutions(tmp_pa
     for path in generated:
         committed = EXERCISES / path.relative_to(tmp_path)
         assert json.loads(path.read_text()) == json.loads(committed.read_text()), (
-            f"{committed.relative_to(ROOT)} is out of date: run `python autograder/exercises.py`")
+            f"{committed.relative_to(ROOT)} is out of date: run `python -m course_authoring.exercises`")
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -1,4 +1,4 @@
-"""Every assignment, graded end to end by autograder/grade.py.
+"""Every assignment, graded end to end by the grading command (course_grader).
 
 For each assignment: the instructor's solution scores full marks; the student
 notebook as released scores zero and grading completes; plausible wrong answers

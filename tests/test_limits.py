@@ -1,22 +1,20 @@
-"""autograder/limits.py is the one home of grading's defaults, and the instructors' page says the same."""
+"""course_grader/limits.py is the one home of grading's defaults, and the instructors' page says the same."""
 
 import re
-import sys
 
 from grading_support import ROOT
 
-sys.path.insert(0, str(ROOT))
-from autograder import limits, preprocessors, sandbox  # noqa: E402
-from autograder.grade import load_config  # noqa: E402
+from course_grader import limits, preprocessors, sandbox
+from course_grader.nbgrader_api import load_config
 
 
 def test_the_course_configuration_runs_with_the_defaults(tmp_path):
-    configured = preprocessors.GradingLimits(config=load_config(tmp_path, {}))
+    configured = preprocessors.GradingLimits(config=load_config(tmp_path, {}, ROOT / "nbgrader_config.py"))
     assert (configured.cell_timeout, configured.notebook_timeout, configured.memory_mb) == \
         (limits.CELL_SECONDS, limits.NOTEBOOK_SECONDS, limits.MEMORY_MB)
     assert (configured.max_output_bytes, configured.flood_bytes, configured.max_restarts) == \
         (limits.MAX_OUTPUT_BYTES, limits.FLOOD_BYTES, limits.MAX_RESTARTS)
-    overridden = preprocessors.GradingLimits(config=load_config(tmp_path, {"cell_timeout": 7}))
+    overridden = preprocessors.GradingLimits(config=load_config(tmp_path, {"cell_timeout": 7}, ROOT / "nbgrader_config.py"))
     assert overridden.cell_timeout == 7
 
 
@@ -37,4 +35,4 @@ def test_the_instructors_page_gives_the_defaults():
                      f"more than {limits.FLOOD_BYTES // 10**6} MB is interrupted",
                      f"at most {limits.MAX_RESTARTS} restarts"):
         assert expected in table, expected
-    assert re.search(r"`autograder/limits\.py`", table)
+    assert re.search(r"`course_grader/limits\.py`", table)

@@ -14,8 +14,7 @@ import zipfile
 
 from grading_support import ROOT, cell_scores, edited, solved_notebook, write
 
-sys.path.insert(0, str(ROOT))
-from autograder import grade  # noqa: E402
+from course_grader import cli, nbgrader_api
 
 A = "a4_position_norm"
 NAMES = {"smithjane": "smithjane_1234_5678_a4_position_norm.ipynb",
@@ -26,7 +25,7 @@ def _nbgrader(*args, course):
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "nbgrader"), *args,
                            f"--CourseDirectory.root={course}", "--GradingLimits.cell_timeout=20"],
-                          cwd=ROOT / "autograder", env=env, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout + done.stderr
 
@@ -48,7 +47,7 @@ def test_grade_then_standard_nbgrader_commands(tmp_path):
         z.writestr("__MACOSX/._junk.ipynb", "not a notebook")
 
     course = tmp_path / "course"
-    code = grade.main([str(archive), "--assignment", A, "--course-dir", str(course),
+    code = cli.main([str(archive), "--assignment", A, "--course-dir", str(course),
                        "--student-regex", r"(?P<student>[a-z]+)_\d+_\d+_", "--quiet",
                        "--cell-timeout", "20"])
     assert code == 0
@@ -83,4 +82,4 @@ def test_grade_then_standard_nbgrader_commands(tmp_path):
 
 
 def test_the_gradebook_schema_version_read_in_process_is_nbgraders():
-    assert grade.alembic_head() == grade.nbgraders_alembic_head()
+    assert nbgrader_api.alembic_head() == nbgrader_api.nbgraders_alembic_head()

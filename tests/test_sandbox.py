@@ -15,8 +15,7 @@ import pytest
 
 from grading_support import ROOT
 
-sys.path.insert(0, str(ROOT))
-from autograder import sandbox  # noqa: E402
+from course_grader import sandbox
 
 ISOLATED = not sandbox.missing_facilities()
 
@@ -152,9 +151,10 @@ def test_unknown_mode_is_an_error(monkeypatch):
 def test_grading_kernelspec_runs_the_sandbox():
     import json
 
-    spec = json.loads((ROOT / "autograder" / "kernels" / "attention-sandbox" / "kernel.json").read_text())
+    here = os.path.dirname(sandbox.__file__)
+    spec = json.loads(open(os.path.join(here, "kernels", "attention-sandbox", "kernel.json")).read())
     assert spec["argv"][1:3] == ["{resource_dir}/../../sandbox.py", "kernel"]
-    assert os.path.exists(os.path.join(ROOT, "autograder", "sandbox.py"))
+    assert os.path.exists(os.path.join(here, "sandbox.py"))
 
 
 @pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
@@ -168,8 +168,8 @@ def test_a_python_installation_under_tmp_is_visible_inside(tmp_path, workdir):
     venv.create(env_dir, system_site_packages=True, with_pip=False)
     python = str(env_dir / "bin" / "python")
     driver = ("import subprocess, sys\n"
-              f"sys.path.insert(0, {str(ROOT)!r})\n"
-              "from autograder import sandbox\n"
+              f"sys.path.insert(0, {os.path.dirname(os.path.dirname(sandbox.__file__))!r})\n"
+              "from course_grader import sandbox\n"
               f"cmd = sandbox.command([sys.executable, '-I', '-c', 'import sys; print(sys.prefix)'], {str(workdir)!r})\n"
               "done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)\n"
               "print(done.stdout, done.stderr)\n"

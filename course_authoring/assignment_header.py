@@ -5,8 +5,8 @@ Each source notebook in ``solutions/`` has, after its title cell, the
 first code cell that begins with :data:`HELPERS` (the checks the tests call
 and, last, ``decode_reference``, the decoder of the hidden tests' data; what
 follows it in that cell belongs to the assignment).  Edit them here, then run
-``python autograder/references.py`` (which rewrites them in every notebook)
-and ``python autograder/exercises.py``;
+``python -m course_authoring.references`` (which rewrites them in every notebook)
+and ``python -m course_authoring.exercises``;
 ``tests/test_exercise_references.py`` fails while a notebook differs.
 """
 

@@ -9,7 +9,7 @@ can be trusted.
 The clean re-run splits the two apart:
 
 * the student's cells run in a fresh, sandboxed Python process
-  (:mod:`autograder.recheck_child`), which only ever *answers calls*;
+  (:mod:`course_grader.recheck_child`), which only ever *answers calls*;
 * the setup and test cells run here, in the grader, against
   :class:`Remote` stand-ins for the functions the assignment asks for.  A call
   sends the arguments (plain data) over a pipe and brings back the result
@@ -38,9 +38,16 @@ from pathlib import Path
 
 from . import limits as default_limits
 from . import sandbox
-from .recheck_child import MAX_FRAME, decode, encode, pack, unpack
+from .recheck_protocol import MAX_FRAME, decode, encode, pack, unpack
 
-CHILD_SOURCE = (Path(__file__).with_name("recheck_child.py")).read_text()
+
+def child_source() -> str:
+    """The sandboxed program: the protocol's source, then the child's (no package to import from there)."""
+    here = Path(__file__).resolve().parent
+    return (here / "recheck_protocol.py").read_text() + "\n\n" + (here / "recheck_child.py").read_text()
+
+
+CHILD_SOURCE = child_source()
 
 
 class StudentProcessError(Exception):

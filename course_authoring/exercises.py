@@ -1,6 +1,6 @@
 """Generate the student notebooks in ``exercises/`` from the sources in ``solutions/``.
 
-    python autograder/exercises.py            # rewrite exercises/ (then commit it)
+    python -m course_authoring.exercises      # rewrite exercises/ (then commit it)
 
 This is ``nbgrader generate_assignment`` for every assignment, run in a scratch
 course directory so that no gradebook is touched; ``tests/test_exercises.py``
@@ -9,14 +9,14 @@ runs the same function and fails when ``exercises/`` is out of date.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+from course_grader.nbgrader_api import load_config, make_api, use_fast_alembic_head
+
+ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 
@@ -27,14 +27,9 @@ def assignments() -> list[str]:
 
 def generate(destination: Path, names: list[str] | None = None) -> list[Path]:
     """Release ``names`` (default: all) into ``destination``; returns the notebooks written."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from autograder.grade import load_config, make_api, use_fast_alembic_head
-
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     destination = Path(destination).resolve()
     with tempfile.TemporaryDirectory(prefix="release-") as scratch:
-        config = load_config(Path(scratch), {})
+        config = load_config(Path(scratch), config_file=ROOT / "nbgrader_config.py")
         use_fast_alembic_head()
         config.CourseDirectory.release_directory = str(destination)
         api = make_api(config, Path(scratch))

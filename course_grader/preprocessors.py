@@ -1,10 +1,10 @@
 """nbgrader preprocessors that make autograding bounded, fair and hard to fool.
 
-``autograder/nbgrader_config.py`` puts them into nbgrader's own pipeline, so
+the course's ``nbgrader_config.py`` puts them into nbgrader's own pipeline, so
 plain ``nbgrader autograde`` and ``nbgrader generate_feedback`` use them too:
 
 * :class:`BoundedExecute` (replaces nbgrader's ``Execute``): every notebook runs
-  in the sandboxed kernel (:mod:`autograder.sandbox`) under a wall-clock limit for
+  in the sandboxed kernel (:mod:`course_grader.sandbox`) under a wall-clock limit for
   the *whole* notebook, a per-cell limit and an output cap.  A kernel that dies
   (``os._exit``, memory) or stops answering is restarted, the earlier cells are
   replayed, and grading goes on: the student loses the cell that killed it, and
@@ -15,7 +15,7 @@ plain ``nbgrader autograde`` and ``nbgrader generate_feedback`` use them too:
   no submission can forge nbgrader's "partial credit" value.
 * :class:`CleanRecheck`: every test that passed inside the notebook is run again
   with the student's code in a separate sandboxed process and the test code in
-  the grader (:mod:`autograder.recheck`); a test that only passes inside the
+  the grader (:mod:`course_grader.recheck`); a test that only passes inside the
   notebook fails, and the submission is flagged for review.
 * :class:`HideHiddenTestDetails` (feedback): hidden tests' tracebacks are cut to
   their last line, so feedback does not quote hidden test code.
@@ -141,7 +141,7 @@ class BoundedExecute(Execute):
 
     sandbox_kernel = Unicode(
         "attention-sandbox",
-        help="Kernel that runs every submission (from autograder/kernels/); '' = the notebook's own, "
+        help="Kernel that runs every submission (from course_grader/kernels/); '' = the notebook's own, "
              "without any sandbox.").tag(config=True)
 
     def __init__(self, *args, **kwargs):

@@ -11,7 +11,7 @@ blocks:
 * in a **visible** test, as readable NumPy literals (students see the example);
 * in a **hidden** test, as a compressed, base64-encoded ``.npz`` (never released).
 
-Run ``python autograder/references.py`` after changing a generator to rewrite
+Run ``python -m course_authoring.references`` after changing a generator to rewrite
 the blocks (it also writes the cells every assignment shares, from
 ``assignment_header.py``); ``tests/test_exercise_references.py`` regenerates every block with
 Keras and fails if a notebook disagrees.  Where no Keras layer exists (softmax
@@ -31,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from . import assignment_header
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import assignment_header  # noqa: E402
 SOLUTIONS = ROOT / "solutions"
 BEGIN = "# BEGIN GENERATED "
 END = "# END GENERATED"
-NOTICE = "-- written by `python autograder/references.py`; do not edit"
+NOTICE = "-- written by `python -m course_authoring.references`; do not edit"
 F32 = np.float32
 
 
@@ -631,7 +631,7 @@ def with_shared_helpers(source: str, path) -> str:
             if isinstance(node, ast.FunctionDef) and node.name == "decode_reference"]
     if not ends:
         raise ValueError(f"{path}: the first code cell has no decode_reference function: "
-                         "it must begin with autograder/assignment_header.py's HELPERS")
+                         "it must begin with course_authoring/assignment_header.py's HELPERS")
     rest = source.splitlines(keepends=True)[ends[0]:]
     return assignment_header.HELPERS + ("\n" + "".join(rest) if rest else "")
 

@@ -2,11 +2,11 @@
 
 Used two ways:
 
-* as the grading **kernel** (``autograder/kernels/attention-sandbox/kernel.json``
+* as the grading **kernel** (``course_grader/kernels/attention-sandbox/kernel.json``
   runs ``python sandbox.py kernel {connection_file}``), so that nbgrader executes
   every submission inside it;
 * from Python, :func:`command` wraps any command line (the clean re-run of the
-  tests in :mod:`autograder.recheck` uses it).
+  tests in :mod:`course_grader.recheck` uses it).
 
 What the sandbox does, on Linux, run as root (how the grading runs here and in CI):
 
@@ -487,7 +487,7 @@ def kernel_main(connection_file: str, extra: list[str]):
                 ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
     elif mode() != "off" and not missing_facilities():
         raise SystemExit("sandbox: the kernel must use ZeroMQ's ipc transport (TCP cannot cross "
-                         "the network namespace); use autograder.preprocessors.BoundedExecute")
+                         "the network namespace); use course_grader.preprocessors.BoundedExecute")
     isolated = mode() != "off" and not missing_facilities()
     if isolated:
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", inside_connection, *extra]

@@ -1,0 +1,56 @@
+"""The grading command's arguments and its summary: ``python -m course_grader SUBMISSIONS --assignment A``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import grade as grading
+
+
+def print_summary(report: dict):
+    results = report["results"]
+    print(f"\n{report['assignment']}: {report['graded']} graded, {report['unreadable']} unreadable, "
+          f"{report['failed']} failed, "
+          f"{report['flagged']} flagged, in {report['seconds']:.0f} s "
+          f"({report['submissions_per_minute']:.1f} submissions per minute)")
+    width = max(len(r["student"]) for r in results)
+    for r in results:
+        line = f"  {r['student']:<{width}}  {r['score']:5.1f} / {r['max_score']:4.1f}  {r['status']}"
+        extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
+        print(line + ("  -- " + "; ".join(extra) if extra else ""))
+    print("time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report["phases_seconds"].items()))
+    print(f"grades: {report['grades_csv']}")
+    print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")
+    print(f"gradebook: {report['course_dir']}/gradebook.db (nbgrader formgrader and export work on it)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=grading.__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
+    parser.add_argument("--assignment", required=True, help="assignment id: a folder of the source directory (solutions/ in this course)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="the course's nbgrader configuration (default: ./nbgrader_config.py)")
+    parser.add_argument("--course-dir", type=Path, default=None,
+                        help="nbgrader course directory for the gradebook and results "
+                             "(default: the configuration's CourseDirectory.root)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
+    parser.add_argument("--student-regex", default=None,
+                        help="regex with a (?P<student>...) group, matched against each notebook's path "
+                             "inside SUBMISSIONS; e.g. '^(?P<student>[^_]+)_' for Canvas downloads")
+    parser.add_argument("--cell-timeout", type=int, default=None, help="seconds per cell")
+    parser.add_argument("--notebook-timeout", type=int, default=None, help="seconds per notebook")
+    parser.add_argument("--memory-mb", type=int, default=None, help="memory per submission, MiB")
+    parser.add_argument("--csv", type=Path, default=None, help="grades CSV (default: COURSE_DIR/grades-ASSIGNMENT.csv)")
+    parser.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    args = parser.parse_args(argv)
+    limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
+              "memory_mb": args.memory_mb}
+    report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
+                           args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
+                           args.config)
+    if not args.quiet:
+        print_summary(report)
+    return 0 if report["failed"] == 0 else 1

@@ -1,0 +1,120 @@
+"""Grade a folder or zip of submissions in one command: gradebook, grades CSV, feedback.
+
+    python -m course_grader SUBMISSIONS --assignment a1_softmax_additive
+
+``SUBMISSIONS`` is a folder or a ``.zip`` as a learning-management system exports
+it: one notebook per student, either as ``<student>.ipynb`` or in a folder per
+student (``<student>/<anything>.ipynb``); ``--student-regex`` reads the student's
+id from other naming schemes.  The command
+
+1. puts the assignment (from ``solutions/``) into the course's gradebook and
+   each submission into ``submitted/<student>/<assignment>/`` -- nbgrader's own
+   layout, so ``nbgrader autograde``, ``generate_feedback``, ``export`` and the
+   formgrader work on the same course directory afterwards;
+2. autogrades the submissions **in parallel**, one worker process per core;
+   each worker has its own copy ("shard") of the gradebook, because nbgrader's
+   SQLite gradebook is not safe for concurrent writers, and the shards are
+   merged into the course's gradebook at the end (one writer);
+3. writes per-student feedback (HTML, hidden tests stripped), a grades CSV
+   (``nbgrader export``'s format) and ``grading-<assignment>.json`` with what
+   happened to each submission, and prints a summary.
+
+Every notebook runs in the grading sandbox under time and memory limits (see
+:mod:`course_grader.sandbox`); a submission that crashes, hangs, floods output or
+tampers with tests costs that student points, never the run.  A notebook that
+cannot even be read is graded as the blank exercise (0 points) with a note in
+its feedback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import sandbox
+from .gradebook import export_csv
+from .intake import find_submissions, stage_submission
+from .nbgrader_api import load_config, prepare_assignment, use_fast_alembic_head
+from .workers import run_workers
+
+
+def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
+          student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
+          csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None) -> dict:
+    """Everything the command does; returns the run's report (also written as JSON).
+
+    ``config_file`` is the course's ``nbgrader_config.py`` (default: the one in
+    the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``.
+    """
+    started = time.monotonic()
+    config = load_config(course_dir, limits, config_file)
+    course_dir = Path(config.CourseDirectory.root)
+    course_dir.mkdir(parents=True, exist_ok=True)
+    say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    say(sandbox.describe())
+    phases = {}
+    mark = time.monotonic()
+
+    def phase(name):
+        nonlocal mark
+        now = time.monotonic()
+        phases[name] = round(now - mark, 2)
+        mark = now
+
+    self_test(course_dir)
+    use_fast_alembic_head()
+    phase("start-up (sandbox self-test, nbgrader configuration)")
+    notebook, release = prepare_assignment(config, course_dir, assignment)
+    phase("prepare assignment")
+    run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
+    try:
+        submissions, warnings = find_submissions(Path(source), f"{notebook}.ipynb", student_regex, run_dir)
+        for warning in warnings:
+            say(f"warning: {warning}")
+        if not submissions:
+            raise SystemExit(f"no notebooks found in {source}")
+        say(f"grading {len(submissions)} submissions of {assignment} with "
+            f"{min(workers or os.cpu_count() or 1, len(submissions))} workers")
+        statuses = {sub.student: stage_submission(sub, course_dir, assignment, notebook, release)
+                    for sub in submissions}
+        phase("find and stage submissions")
+        results = run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release,
+                              workers, feedback, quiet, phase)
+        for student, status in statuses.items():
+            if status == "unreadable" and results[student]["status"] == "graded":
+                results[student]["status"] = "unreadable"
+        csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
+        export_csv(config, course_dir, assignment, csv_path)
+        phase("export CSV")
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    seconds = time.monotonic() - started
+    ordered = [results[s.student] for s in submissions]
+    report = {
+        "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
+        "sandbox": sandbox.describe(), "seconds": round(seconds, 1),
+        "submissions_per_minute": round(60 * len(ordered) / seconds, 1),
+        "graded": sum(r["status"] == "graded" for r in ordered),
+        "unreadable": sum(r["status"] == "unreadable" for r in ordered),
+        "failed": sum(r["status"] == "failed" for r in ordered),
+        "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
+    }
+    (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+def self_test(course_dir: Path):
+    """Run one trivial program in the sandbox; a broken sandbox must stop grading, loudly."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(dir=course_dir) as scratch:
+        cmd = sandbox.command([sys.executable, "-I", "-S", "-c", "print('ok')"], scratch)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or "ok" not in done.stdout:
+        raise SystemExit("the grading sandbox does not work here:\n" + done.stderr[-2000:] +
+                         f"\nSet {sandbox.ENV_PREFIX}=off to grade WITHOUT isolation (not recommended).")

@@ -1,0 +1,49 @@
+"""The course's gradebook: merging the workers' shards into it (one writer), and the grades CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def merge_shard(master_url: str, shard_url: str, assignment: str, students: list[str]):
+    """Copy the shard's grades, comments and flags for ``students`` into the course's gradebook."""
+    import warnings
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    warnings.filterwarnings("ignore", module="nbgrader.api")  # SQLAlchemy 2 notes about nbgrader's own session use
+    with Gradebook(master_url) as master, Gradebook(shard_url) as shard:
+        for student in students:
+            try:
+                submission = shard.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            person = submission.student
+            master.update_or_create_student(student, first_name=person.first_name,
+                                            last_name=person.last_name, email=person.email,
+                                            lms_user_id=person.lms_user_id)
+            master.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
+            for nb in submission.notebooks:
+                target = master.find_submission_notebook(nb.name, assignment, student)
+                target.flagged = nb.flagged
+                target.late_submission_penalty = nb.late_submission_penalty
+                for grade in nb.grades:
+                    g = master.find_grade(grade.name, nb.name, assignment, student)
+                    g.auto_score, g.manual_score = grade.auto_score, grade.manual_score
+                    g.extra_credit, g.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
+                for comment in nb.comments:
+                    c = master.find_comment(comment.name, nb.name, assignment, student)
+                    c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
+            master.db.commit()
+
+
+def export_csv(config, course_dir: Path, assignment: str, path: Path):
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+
+    plugin = CsvExportPlugin(config=config)
+    plugin.to = str(path)
+    plugin.assignment = [assignment]
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}",
+                   config.CourseDirectory.get("course_id", "default_course")) as gb:
+        plugin.export(gb)

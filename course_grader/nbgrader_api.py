@@ -1,0 +1,147 @@
+"""nbgrader, set up for grading: the course's configuration, the API on a course directory, the assignment.
+
+Two speed-ups replace nbgrader internals that are slow and give the same
+answer: the gradebook schema's version is read in-process instead of by
+running ``alembic`` in a subprocess, and nbconvert's compiled feedback
+templates are kept for a worker's life.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+#: The course's nbgrader configuration: ``nbgrader_config.py`` in the folder grading runs from,
+#: as for nbgrader's own commands.
+CONFIG_FILE = "nbgrader_config.py"
+
+
+def alembic_head() -> str:
+    """The gradebook schema's version, read in-process.
+
+    nbgrader finds it by running the ``alembic`` command in a subprocess each time
+    it creates a gradebook, which takes seconds; the answer is the same."""
+    import nbgrader
+    from alembic.config import Config as AlembicConfig
+    from alembic.script import ScriptDirectory
+
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+_NBGRADER_ALEMBIC_HEAD = []
+
+
+def nbgraders_alembic_head() -> str:
+    """nbgrader's own (subprocess) answer, for comparison."""
+    import nbgrader.api
+
+    return (_NBGRADER_ALEMBIC_HEAD or [nbgrader.api.get_alembic_version])[0]()
+
+
+def use_fast_alembic_head():
+    import nbgrader.api
+
+    if nbgrader.api.get_alembic_version is not alembic_head:
+        _NBGRADER_ALEMBIC_HEAD[:] = [nbgrader.api.get_alembic_version]
+        nbgrader.api.get_alembic_version = alembic_head
+
+
+def load_config(course_dir: Path | None = None, limits: dict | None = None,
+                config_file: Path | None = None):
+    """The course's nbgrader configuration, with ``limits`` (``GradingLimits`` traits) set.
+
+    ``config_file`` defaults to :data:`CONFIG_FILE` in the current folder;
+    ``course_dir`` (where the gradebook and everything nbgrader writes go)
+    defaults to the file's ``CourseDirectory.root``.
+    """
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config_file = Path(config_file or CONFIG_FILE).resolve()
+    if not config_file.is_file():
+        raise SystemExit(f"no nbgrader configuration at {config_file}: run from the course's folder "
+                         f"(where {CONFIG_FILE} is) or pass --config")
+    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    if course_dir is not None:
+        config.CourseDirectory.root = str(Path(course_dir).resolve())
+    elif "root" not in config.CourseDirectory:
+        raise SystemExit(f"{config_file} sets no CourseDirectory.root: pass --course-dir")
+    limits = limits or {}
+    for key, value in limits.items():
+        if value is not None:
+            setattr(config.GradingLimits, key, value)
+    return config
+
+
+def make_api(config, root: Path):
+    import logging
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = config.copy()
+    config.CourseDirectory.root = str(root)
+    # nbgrader's exchange (release/fetch/submit between accounts) is not used here; point it at a
+    # folder of its own so that nbgrader does not complain about a missing system directory.
+    (root / ".exchange").mkdir(parents=True, exist_ok=True)
+    config.Exchange.root = str(root / ".exchange")
+    # nbgrader runs the `alembic` command when it creates a gradebook: it lives next to this Python.
+    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    api.log.handlers = []
+    api.log.propagate = False
+    api.log.setLevel(logging.INFO)
+    return api
+
+
+def prepare_assignment(config, course_dir: Path, assignment: str) -> tuple[str, Path]:
+    """The assignment in the course's gradebook; returns its notebook name and released copy."""
+    from nbgrader.api import Gradebook
+
+    api = make_api(config, course_dir)
+    api.coursedir.release_directory = str(course_dir / ".release")
+    result = api.generate_assignment(assignment, force=True, create=True)
+    if not result["success"]:
+        raise SystemExit(f"could not prepare assignment {assignment!r}:\n{result.get('log', '')}\n"
+                         f"{result.get('error', '')}")
+    with Gradebook(api.coursedir.db_url) as gb:
+        notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
+    if len(notebooks) != 1:
+        raise SystemExit(f"{assignment} has {len(notebooks)} notebooks; this command grades "
+                         "one notebook per student")
+    release = course_dir / ".release" / assignment / f"{notebooks[0]}.ipynb"
+    return notebooks[0], release
+
+
+def reuse_compiled_templates():
+    """Feedback: nbgrader builds a new HTML exporter per student, which compiles nbconvert's
+    Jinja templates again each time; keep their bytecode in memory for the worker's life.
+    (An optimisation only: if nbconvert's internals differ, nothing changes.)"""
+    try:
+        import jinja2
+        from nbconvert.exporters.templateexporter import TemplateExporter
+    except ImportError:
+        return
+
+    class MemoryCache(jinja2.BytecodeCache):
+        store: dict = {}
+
+        def load_bytecode(self, bucket):
+            if bucket.key in self.store:
+                bucket.bytecode_from_string(self.store[bucket.key])
+
+        def dump_bytecode(self, bucket):
+            self.store[bucket.key] = bucket.bytecode_to_string()
+
+    original = TemplateExporter._create_environment
+
+    def create_environment(self):
+        environment = original(self)
+        environment.bytecode_cache = MemoryCache()
+        return environment
+
+    TemplateExporter._create_environment = create_environment

@@ -1,0 +1,117 @@
+"""The student's half of the clean re-check (see :mod:`course_grader.recheck`): the sandboxed program.
+
+It runs inside the sandbox as ``python -I -c <source>``, where the source is
+:mod:`course_grader.recheck_protocol`'s followed by this file's
+(:func:`course_grader.recheck.child_source`): it executes the student's cells
+in an IPython shell and answers requests ("call ``softmax`` with these
+arrays") over its stdin/stdout.  Nothing in the grader imports it.
+"""
+
+import os
+import struct
+import sys
+
+if __package__:  # imported as a module; in the sandbox, the protocol's source runs just before this
+    from .recheck_protocol import MAX_FRAME, decode, encode, pack, read_exactly, unpack, write_frame
+
+
+def error_info(error: BaseException) -> dict:
+    return {"type": type(error).__name__,
+            "mro": [c.__name__ for c in type(error).__mro__],
+            "message": str(error)[:2000]}
+
+
+def serve() -> None:
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):          # the student's prints go nowhere; the protocol keeps its own pipes
+        os.dup2(null, fd)
+    sys.stdin = open(os.devnull)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+
+    import numpy  # noqa: F401  (the wire format needs it)
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
+    handles: dict[int, object] = {}
+
+    def as_handle(obj):
+        handles[id(obj)] = obj
+        return {"__handle__": id(obj)}
+
+    def from_handle(key):
+        return handles[key]
+
+    def send(header, arrays=()):
+        write_frame(fd_out, pack(header, list(arrays)))
+
+    def receive():
+        (size,) = struct.unpack("<Q", read_exactly(fd_in, 8))
+        if size > MAX_FRAME:
+            raise ValueError("frame too large")
+        return unpack(read_exactly(fd_in, size))
+
+    def from_callback(key):
+        def callback(*args, **kwargs):
+            arrays: list = []
+            send({"op": "callback", "id": key,
+                  "args": encode(list(args), arrays, as_handle),
+                  "kwargs": encode(kwargs, arrays, as_handle)}, arrays)
+            header, arrays = receive()
+            if header["op"] == "raise":
+                raise RuntimeError(f"{header['error']['type']}: {header['error']['message']}")
+            return decode(header["value"], arrays, from_handle, from_callback)
+        return callback
+
+    def describe(names):
+        """The student's value for each name that exists; objects travel as handles."""
+        return {name: shell.user_ns[name] for name in names if name in shell.user_ns}
+
+    import signal
+
+    while True:
+        # An interrupt meant for a call that has just finished must not break the pipe.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            header, arrays = receive()
+        except EOFError:
+            os._exit(0)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        reply_arrays: list = []
+        try:
+            op = header["op"]
+            if op == "run":
+                result = shell.run_cell(header["source"], store_history=False)
+                error = result.error_before_exec or result.error_in_exec
+                reply = {"op": "done", "ok": error is None,
+                         "error": None if error is None else error_info(error)}
+            elif op in ("call", "getattr", "describe"):
+                if op == "call":
+                    target = handles[header["target"]]
+                    args = decode(header["args"], arrays, from_handle, from_callback)
+                    kwargs = decode(header["kwargs"], arrays, from_handle, from_callback)
+                    value = target(*args, **kwargs)
+                elif op == "getattr":
+                    value = getattr(handles[header["target"]], header["name"])
+                else:
+                    value = describe(header["names"])
+                reply = {"op": "return", "value": encode(value, reply_arrays, as_handle)}
+            elif op == "release":
+                handles.clear()
+                reply = {"op": "return", "value": None}
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+        except BaseException as error:  # noqa: BLE001 - everything goes back to the grader
+            reply_arrays = []
+            reply = {"op": "raise", "error": error_info(error)}
+        try:
+            send(reply, reply_arrays)
+        except Exception as error:  # e.g. a value np.save refuses
+            send({"op": "raise", "error": error_info(error)})
+
+
+if __name__ == "__main__" and sys.argv[:1] == ["-c"]:
+    serve()

@@ -1,0 +1,200 @@
+"""Grading in parallel: one worker process per core, each with its own shard of the gradebook.
+
+nbgrader's SQLite gradebook is not safe for concurrent writers, so each worker
+grades into a copy ("shard") and :func:`run_workers` merges the shards into the
+course's gradebook at the end.  A worker that dies or hangs on a submission is
+replaced and the submission graded once more; twice, and it is marked failed.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import limits as default_limits
+from . import sandbox
+from .gradebook import merge_shard
+from .intake import write_blank
+from .nbgrader_api import make_api, reuse_compiled_templates
+from .progress import Progress
+
+
+@dataclass
+class Result:
+    student: str
+    status: str = "graded"         # graded | unreadable | failed
+    score: float = 0.0
+    max_score: float = 0.0
+    seconds: float = 0.0
+    flags: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    feedback: str = ""
+
+
+def worker(slot: int, shard: str, course_dir: str, assignment: str, notebook: str, release: str,
+           config, feedback: bool, tasks, results, log_path: str):
+    os.environ[f"{sandbox.ENV_PREFIX}_SLOT"] = str(slot)
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = "1"
+    log = open(log_path, "a", buffering=1)
+    os.dup2(log.fileno(), 2)         # kernels' and nbgrader's own noise goes to the log, not the terminal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    shard_dir, course = Path(shard), Path(course_dir)
+    reuse_compiled_templates()
+    api = make_api(config, shard_dir)
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        student, notes = task
+        results.put(("started", student, slot))
+        started = time.monotonic()
+        result = grade_one(api, shard_dir, course, assignment, notebook, Path(release), student,
+                           notes, feedback, log)
+        result.seconds = round(time.monotonic() - started, 2)
+        results.put(("done", asdict(result), slot))
+
+
+def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, release: Path,
+              student: str, notes: list, feedback: bool, log) -> Result:
+    from nbgrader.api import Gradebook
+
+    result = Result(student, notes=list(notes))
+    if any(n.startswith("unreadable") for n in notes):
+        result.status = "unreadable"
+    submitted = shard / "submitted" / student / assignment
+    if submitted.exists():
+        shutil.rmtree(submitted)
+    shutil.copytree(course / "submitted" / student / assignment, submitted)
+    outcome = api.autograde(assignment, student, force=True, create=True)
+    log.write(f"=== autograde {student}\n{outcome.get('log', '')}\n{outcome.get('error', '') or ''}\n")
+    if not outcome["success"]:
+        # nbgrader itself could not process the file (e.g. broken nbgrader metadata):
+        # grade the blank exercise so that the student gets 0 and a clear note.
+        error = (outcome.get("error") or "").strip().splitlines()
+        reason = error[-1][:300] if error else "nbgrader failed"
+        result.status = "failed"
+        result.notes.append(f"nbgrader could not grade this notebook ({reason}); graded as the blank exercise")
+        shutil.rmtree(submitted)
+        submitted.mkdir(parents=True)
+        write_blank(release, submitted / f"{notebook}.ipynb", [
+            "The notebook you handed in could not be graded "
+            f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
+        outcome = api.autograde(assignment, student, force=True, create=True)
+        log.write(f"=== autograde blank {student}\n{outcome.get('log', '')}\n")
+        if not outcome["success"]:
+            result.notes.append("grading the blank exercise failed too; see the log")
+            return result
+    report_path = shard / "autograded" / student / assignment / f".grading-report-{notebook}.json"
+    if report_path.exists():
+        report = json.loads(report_path.read_text())
+        result.flags = report.get("flags", [])
+        result.events = [f"{e.get('grade_id') or e.get('cell')}: {e['message']}" for e in report["events"]]
+    with Gradebook(api.coursedir.db_url) as gb:
+        submission = gb.find_submission(assignment, student)
+        result.score, result.max_score = submission.score, submission.max_score
+    if feedback:
+        outcome = api.generate_feedback(assignment, student, force=True)
+        if outcome["success"]:
+            result.feedback = str(Path("feedback") / student / assignment / f"{notebook}.html")
+        else:
+            result.notes.append("feedback could not be generated; see the log")
+            log.write(f"=== feedback {student}\n{outcome.get('log', '')}\n{outcome.get('error', '')}\n")
+    return result
+
+
+def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release, workers,
+                feedback, quiet, phase=lambda name: None) -> dict:
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    count = max(1, min(workers or os.cpu_count() or 1, len(submissions)))
+    (course_dir / "logs").mkdir(exist_ok=True)
+    tasks, results = context.Queue(), context.Queue()
+    shards, processes, running = [], {}, {}
+    for slot in range(count):
+        shard = run_dir / f"shard-{slot}"
+        shard.mkdir()
+        shutil.copyfile(course_dir / "gradebook.db", shard / "gradebook.db")
+        shards.append(shard)
+    for sub in submissions:
+        tasks.put((sub.student, sub.notes))
+
+    def start(slot):
+        log_path = course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
+        process = context.Process(target=worker, daemon=True, args=(
+            slot, str(shards[slot]), str(course_dir), assignment, notebook, str(release), config,
+            feedback, tasks, results, str(log_path)))
+        process.start()
+        processes[slot] = process
+
+    for slot in range(count):
+        start(slot)
+    progress = Progress(len(submissions), quiet)
+    progress.show()
+    finished: dict[str, dict] = {}
+    graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
+    patience = float(config.GradingLimits.get("notebook_timeout", default_limits.NOTEBOOK_SECONDS)) * 3 \
+        + default_limits.WORKER_SILENCE_SLACK_SECONDS
+    retried: set[str] = set()
+    try:
+        while len(finished) < len(submissions):
+            try:
+                kind, payload, slot = results.get(timeout=1.0)
+            except Exception:  # queue.Empty
+                kind = None
+            if kind == "started":
+                running[slot] = (payload, time.monotonic())
+            elif kind == "done":
+                finished[payload["student"]] = payload
+                graded_by[slot].append(payload["student"])
+                running.pop(slot, None)
+                progress.update(payload)
+            for slot, process in list(processes.items()):
+                stuck = slot in running and time.monotonic() - running[slot][1] > patience
+                if process.is_alive() and not stuck:
+                    continue
+                if stuck:
+                    process.kill()
+                process.join(timeout=5)
+                if slot in running:   # the worker died or hung with a submission in hand
+                    student = running.pop(slot)[0]
+                    if student in retried:
+                        finished[student] = asdict(Result(student, status="failed", notes=[
+                            "the grading worker died twice on this submission; not graded"]))
+                        progress.update(finished[student])
+                    else:
+                        retried.add(student)
+                        tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
+                if len(finished) < len(submissions):
+                    start(slot)
+    finally:
+        for _ in processes:
+            tasks.put(None)
+        for process in processes.values():
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+        progress.show(final=True)
+    phase("grade in parallel")
+    # One writer: merge the shards, then bring their notebooks and feedback home.
+    master_url = f"sqlite:///{course_dir / 'gradebook.db'}"
+    for slot, shard in enumerate(shards):
+        merge_shard(master_url, f"sqlite:///{shard / 'gradebook.db'}", assignment, graded_by[slot])
+        for kind in ("autograded", "feedback"):
+            for student in graded_by[slot]:
+                source = shard / kind / student / assignment
+                target = course_dir / kind / student / assignment
+                if source.exists():
+                    if target.exists():
+                        shutil.rmtree(target)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copytree(source, target)
+    phase("merge shards")
+    return finished

@@ -1,0 +1,51 @@
+"""course_grader is a package of its own: installed, independent of the course's code, one command."""
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import course_grader
+from grading_support import ROOT
+
+PACKAGE = Path(course_grader.__file__).resolve().parent
+
+
+def _imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_grader_imports_neither_the_course_package_nor_the_authoring_tools():
+    for path in PACKAGE.glob("*.py"):
+        assert not _imported_modules(path) & {"attention_course", "course_authoring"}, path.name
+    # ... and needs no path tricks to be found
+    assert "sys.path.insert" not in "".join(p.read_text() for p in PACKAGE.glob("*.py"))
+
+
+def test_the_sandboxed_program_is_the_protocol_then_the_child():
+    from course_grader import recheck
+
+    source = recheck.child_source()
+    ast.parse(source)   # one program: the protocol's __future__ import comes first
+    assert source.index("def pack(") < source.index("def serve(")
+
+
+def test_the_command_runs_from_the_course_folder_and_says_what_is_missing_elsewhere(tmp_path):
+    env = dict(os.environ)
+    done = subprocess.run([sys.executable, "-m", "course_grader", "--help"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--assignment" in done.stdout and "--course-dir" in done.stdout
+    (tmp_path / "inbox").mkdir()
+    done = subprocess.run([sys.executable, "-m", "course_grader", str(tmp_path / "inbox"),
+                           "--assignment", "a1_softmax_additive"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "no nbgrader configuration" in done.stderr and "--config" in done.stderr
+    assert not (tmp_path / "grading").exists()   # nothing written before the configuration is found
