@@ -24,6 +24,7 @@ from nbgrader.preprocessors import (
 
 from course_grader.preprocessors import (
     BoundedExecute, CleanRecheck, ForgetUnknownCells, HideHiddenTestDetails, ScoreWithoutStderr)
+from course_grader.report import WriteGradingReport
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -43,6 +44,7 @@ c.Autograde.autograde_preprocessors = [
     BoundedExecute,       # sandboxed kernel; per-notebook, per-cell and output limits; survives kernel deaths
     ScoreWithoutStderr,   # warnings on stderr do not zero a test; no forged partial credit
     CleanRecheck,         # tests confirmed with the student's code in a separate, clean process
+    WriteGradingReport,   # what happened: a JSON report, a "Grading notes" cell, the gradebook's flag
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]

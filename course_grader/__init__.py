@@ -18,6 +18,7 @@ What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``)
   talking the wire format of :mod:`~course_grader.recheck_protocol`;
 * :mod:`~course_grader.sandbox` -- runs student code isolated and limited; the
   ``attention-sandbox`` kernel in ``kernels/`` starts IPython through it;
+* :mod:`~course_grader.report` -- one writer of what happened: the JSON report, the notes cell, the flag;
 * :mod:`~course_grader.limits` -- every default limit, in one place.
 
 The grader does not import the course's own package: the authoring tools that

@@ -13,6 +13,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .report import notes_cell
+
 IGNORED_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
 
 MAX_NOTEBOOK_BYTES = 100 * 2 ** 20
@@ -113,6 +115,5 @@ def write_blank(release: Path, destination: Path, notes: list[str]):
     import nbformat
 
     nb = nbformat.read(release, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(
-        "**Grading notes** (added by the autograder)\n\n" + "\n".join(f"- {n}" for n in notes)))
+    nb.cells.insert(0, notes_cell(notes, nb.nbformat_minor))
     nbformat.write(nb, destination)

@@ -20,10 +20,11 @@ plain ``nbgrader autograde`` and ``nbgrader generate_feedback`` use them too:
 * :class:`HideHiddenTestDetails` (feedback): hidden tests' tracebacks are cut to
   their last line, so feedback does not quote hidden test code.
 
-Everything that happens to a submission (timeouts, kernel deaths, flags) is
-written next to the autograded notebook as ``.grading-report-<notebook>.json``
-and summarised in a "Grading notes" cell at the top of it, so it shows in the
-formgrader and in the student's feedback.
+Everything that happens to a submission (timeouts, kernel deaths, flags) goes
+into the notebook's grading report (:func:`course_grader.report.grading_report`);
+:class:`course_grader.report.WriteGradingReport`, next in the pipeline, writes
+it beside the autograded notebook and as a "Grading notes" cell at the top of
+it, so it shows in the formgrader and in the student's feedback.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import copy
-import json
 import os
 import re
 import shutil
@@ -49,11 +49,12 @@ from traitlets import Bool, Integer, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
 from . import limits as default_limits
 from . import recheck, sandbox
+from .report import grading_report
 
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
 HIDDEN_BEGIN = "BEGIN HIDDEN TESTS"
@@ -75,10 +76,6 @@ class GradingLimits(LoggingConfigurable):
         return {"memory_mb": self.memory_mb,
                 "cpu_seconds": self.notebook_timeout + default_limits.KERNEL_CPU_SLACK_SECONDS,
                 "wall_seconds": int(wall_seconds) + default_limits.KERNEL_WALL_SLACK_SECONDS}
-
-
-def grading_report(resources: dict) -> dict:
-    return resources.setdefault("grading", {"events": [], "flags": [], "sandbox": sandbox.describe()})
 
 
 def error_output(ename: str, evalue: str) -> NotebookNode:
@@ -408,7 +405,6 @@ class CleanRecheck(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         report = grading_report(resources)
-        report["flags"] += nb.metadata.pop("grading_notes", [])
         self.limits = GradingLimits(parent=self)
         names = resources["nbgrader"]
         with Gradebook(names["db_url"]) as gb:
@@ -443,9 +439,6 @@ class CleanRecheck(NbGraderPreprocessor):
             for index, what in verdicts.events:
                 report["events"].append({"cell": index, "grade_id": _grade_id(nb.cells[index]),
                                          "kind": "clean_rerun", "message": what})
-        self._write_report(nb, resources, report)
-        if report["flags"]:
-            self._flag(resources)
         return nb, resources
 
     @staticmethod
@@ -465,33 +458,6 @@ class CleanRecheck(NbGraderPreprocessor):
             else:
                 cells.append(recheck.Cell(index, "student", cell.source, grade_id or f"cell {index}"))
         return cells
-
-    def _write_report(self, nb, resources, report):
-        path = resources.get("metadata", {}).get("path")
-        if path:
-            name = resources["nbgrader"]["notebook"]
-            Path(path, f".grading-report-{name}.json").write_text(json.dumps(report, indent=1))
-        lines = []
-        for event in report["events"]:
-            where = f"cell `{event['grade_id']}`" if event.get("grade_id") else (
-                f"cell {event['cell']}" if event.get("cell") is not None else "the notebook")
-            lines.append(f"- {where}: {event['message']}")
-        lines += [f"- flagged for review: {flag}" for flag in report["flags"]]
-        if lines:
-            nb.cells.insert(0, NotebookNode(
-                cell_type="markdown", metadata={"grading_notes": True},
-                source="**Grading notes** (added by the autograder)\n\n" + "\n".join(lines)))
-
-    def _flag(self, resources):
-        names = resources["nbgrader"]
-        try:
-            with Gradebook(names["db_url"]) as gb:
-                submission = gb.find_submission_notebook(names["notebook"], names["assignment"],
-                                                         names["student"])
-                submission.flagged = True
-                gb.db.commit()
-        except MissingEntry:
-            pass
 
 
 def _defined_names(sources) -> set[str]:
