@@ -24,11 +24,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._checks import as_float_array, as_mask, require_ndim
+from .checks import as_float_array, as_mask, require_ndim
 from .softmax import softmax
 
 
 def check_qkv(query, key, value, same_width: bool):
+    """``query (..., T_q, d)``, ``key (..., T_k, d_k)`` and ``value (..., T_k, d_v)`` as float arrays.
+
+    Raises a ``ValueError`` naming the argument when a rank or a length does not
+    fit (and the widths of query and key, with ``same_width``).  Used by every
+    attention function of chapters 2-6.
+    """
     query = as_float_array(query, "query")
     key = as_float_array(key, "key")
     value = as_float_array(value, "value")
@@ -62,6 +68,8 @@ def attend(scores: np.ndarray, value: np.ndarray, mask=None) -> tuple[np.ndarray
 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Used by the code of chapter 4, *Dot-product and scaled dot-product attention*.
     """
     if mask is not None:
         mask = as_mask(mask, "mask", scores.shape, "the scores' shape (..., T_q, T_k)")
@@ -75,6 +83,8 @@ def dot_product_attention(query, key, value, mask=None, scale: float = 1.0):
     With ``scale=1`` this is the "dot" score; ``keras.layers.Attention`` with
     ``use_scale=True`` multiplies by a *learned* scalar, which is ``scale`` here.
     Shapes as in the module docstring; ``d_q == d_k``.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Scaled dot-product attention".
     """
     query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if mask is not None:
@@ -90,6 +100,8 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     Dividing by ``sqrt(d_k)`` keeps the scores' variance near 1 whatever the
     width, so the softmax does not saturate as ``d_k`` grows.
     Shapes as in the module docstring.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Scaled dot-product attention".
     """
     query = as_float_array(query, "query")
     require_ndim(query, "query", 2, "(..., T_q, d_k)")
@@ -118,6 +130,8 @@ def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_
 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Explained in chapter 3, *Additive (Bahdanau) attention*, section "The score".
     """
     query, key, value, scores_shape = check_qkv(query, key, value, same_width=False)
     if W_query is not None:
@@ -169,6 +183,8 @@ def windowed_attention(query, key, value, window: int):
         ``weights[..., i, w]`` is the weight of key ``j = i - D + w``, and 0
         where that ``j`` is not in ``0 .. T_k - 1``.  A query whose window holds
         no key (``i > T_k - 1 + D``) gets zero weights and a zero output.
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
         raise ValueError(f"window must be an integer >= 0 (the half-width D of the window), "

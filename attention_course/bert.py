@@ -17,7 +17,7 @@ real tokens, scaled to unit length (:func:`sentence_embeddings`).
 
 :class:`BertEncoderWeights` is loaded either from the pretrained
 all-MiniLM-L6-v2 (:meth:`~BertEncoderWeights.from_pretrained`, via
-:mod:`attention_course.pretrained`) or from the Keras model
+:mod:`attention_course.weights.pretrained`) or from the Keras model
 :class:`attention_course.models.bert.BertEncoder`
 (:meth:`~BertEncoderWeights.from_keras`).
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask
-from .keras_weights import to_numpy
+from .checks import as_float_array, as_mask
+from .weights.keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, FeedForwardWeights, encoder_block
@@ -42,6 +42,8 @@ class BertEmbeddingWeights:
     """The three embedding tables and the layer norm applied to their sum.
 
     ``word (V, d)``, ``position (max_length, d)``, ``token_type (types, d)``.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     word: np.ndarray
@@ -60,7 +62,10 @@ class BertEmbeddingWeights:
 
 @dataclass
 class BertEncoderWeights:
-    """Every parameter of a BERT encoder: the embeddings and ``L`` encoder blocks."""
+    """Every parameter of a BERT encoder: the embeddings and ``L`` encoder blocks.
+
+    Used in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    """
 
     embeddings: BertEmbeddingWeights
     blocks: list[EncoderBlockWeights]
@@ -75,7 +80,7 @@ class BertEncoderWeights:
 
     @classmethod
     def from_pretrained(cls, weights) -> "BertEncoderWeights":
-        """From :class:`attention_course.pretrained.BertWeights` (e.g. ``pretrained.load_weights()``).
+        """From :class:`attention_course.weights.pretrained.BertWeights` (e.g. ``pretrained.load_weights()``).
 
         The attention projections become ``MultiHeadAttentionWeights`` (Keras
         layout), the feed-forward network a GELU ``FeedForwardWeights``, the
@@ -142,6 +147,8 @@ def bert_embeddings(ids, weights: BertEmbeddingWeights, type_ids=None) -> np.nda
 
     ``type_ids``: ``(B, T)`` segment ids (0 for the first sentence, 1 for the
     second); None means all 0.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
     """
     ids = _check_ids(ids, "ids")
     B, T = ids.shape
@@ -166,6 +173,8 @@ class BertOutput:
     Attributes:
         last_hidden_state: ``(B, T, d)``, the last block's output (one vector per token).
         attention: ``(L, B, N, T, T)``, every block's self-attention weights.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     last_hidden_state: np.ndarray
@@ -182,6 +191,8 @@ def bert_encoder(ids, weights: BertEncoderWeights, type_ids=None, attention_mask
         attention_mask: ``(B, T)`` bool, True on real tokens; None = ``ids != 0``.
             Padded tokens are hidden (as keys) from every query; their own
             outputs are computed too, and mean nothing.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
     """
     ids = _check_ids(ids, "ids")
     attention_mask = (ids != 0) if attention_mask is None else as_mask(
@@ -195,7 +206,10 @@ def bert_encoder(ids, weights: BertEncoderWeights, type_ids=None, attention_mask
 
 
 def mean_pool(hidden, attention_mask) -> np.ndarray:
-    """``(B, T, d)`` -> ``(B, d)``: the average of each sequence's *real* tokens' vectors."""
+    """``(B, T, d)`` -> ``(B, d)``: the average of each sequence's *real* tokens' vectors.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    """
     hidden = as_float_array(hidden, "hidden")
     if hidden.ndim != 3:
         raise ValueError(f"hidden must have shape (B, T, d); got {hidden.shape}")
@@ -213,6 +227,8 @@ def sentence_embeddings(hidden, attention_mask) -> np.ndarray:
 
     What sentence-transformers computes for all-MiniLM-L6-v2 (its ``Pooling``
     and ``Normalize`` modules); cosine similarity is then a dot product.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
     """
     pooled = mean_pool(hidden, attention_mask)
     return pooled / np.linalg.norm(pooled, axis=-1, keepdims=True)

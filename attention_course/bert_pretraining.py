@@ -47,6 +47,8 @@ class MaskedTokens:
         masked: bool, selected positions replaced by ``[MASK]`` (80 % of them).
         randomized: bool, selected positions replaced by a random token (10 %).
             Selected positions in neither are left unchanged (10 %).
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     inputs: np.ndarray
@@ -74,6 +76,8 @@ def mask_tokens(ids, *, mask_id: int, vocab_size: int, special_ids, seed=None,
         mask_prob, random_prob: of the selected, the share replaced by ``[MASK]``
             (0.8) and by a random token (0.1); the rest (0.1) stay unchanged.
         ignore_index: the label of positions that are not predicted.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "Pre-training task 1: the masked language model".
     """
     ids = np.asarray(ids)
     if not np.issubdtype(ids.dtype, np.integer):
@@ -121,6 +125,8 @@ class SentencePairs:
         first, second: the ``n`` sentences A and B.
         is_next: ``(n,)`` bool, True where B follows A in A's document (IsNext).
         first_index, second_index: ``(n, 2)`` int, (document, sentence) of A and B.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     first: list[str]
@@ -146,6 +152,8 @@ def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5)
     A is drawn uniformly from the sentences that have a successor; for IsNext,
     B is that successor; for NotNext, B is drawn uniformly from the sentences of
     all *other* documents (so it cannot be the successor by chance).
+
+    Used in chapter 12, *BERT: an encoder-only Transformer*, section "Pre-training task 2: next-sentence prediction".
     """
     documents = [list(doc) for doc in documents]
     if len(documents) < 2:

@@ -29,6 +29,8 @@ def true_captions(data: ShapesData) -> tuple[np.ndarray, np.ndarray]:
         ``targets (n, P, L)``: word ids + ``</s>``, 0-padded (``P = k!`` orders,
         the generator's own order first); and ``word_objects (n, P, L)``: the
         shape (index into ``data.boxes``) each word names, -1 for other words.
+
+    Used in chapter 15, *Attention over images for captioning*, section "Pictures of shapes, and their captions".
     """
     k = data.colours.shape[1]
     targets, objects = [], []
@@ -54,6 +56,8 @@ class CaptionScores:
         word_objects: ``(n, T)`` the shape each generated word names (-1 for
             other words, and for every word of a caption that is not true).
         word_boxes: ``(n, T, 4)`` that shape's box, -1 where there is none.
+
+    Used in chapter 15, *Attention over images for captioning*.
     """
 
     true: np.ndarray
@@ -63,7 +67,10 @@ class CaptionScores:
 
 
 def score_captions(predicted, data: ShapesData) -> CaptionScores:
-    """Compare generated ids ``predicted (n, T)`` (``</s>`` included, then 0) with the true captions."""
+    """Compare generated ids ``predicted (n, T)`` (``</s>`` included, then 0) with the true captions.
+
+    Used in chapter 15, *Attention over images for captioning*, section "Captions, decoded greedily".
+    """
     predicted = np.asarray(predicted)
     if predicted.ndim != 2 or len(predicted) != len(data):
         raise ValueError(f"predicted must have shape (n={len(data)}, T); got {predicted.shape}")
@@ -96,6 +103,8 @@ def attention_mass(attention, boxes, image_size: int) -> np.ndarray:
         ``(...)``: ``sum_cells attention * (fraction of the cell inside the box)``.
         Attention spread evenly over the image gets the box's share of the
         image's area, the chance level.
+
+    Explained in chapter 15, *Attention over images for captioning*, section "Does the attention land on the named shape?".
     """
     attention = np.asarray(attention)
     grid = int(round(np.sqrt(attention.shape[-1])))

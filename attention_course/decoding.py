@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .softmax import log_softmax
+
 
 def greedy_decode(step, initial_state, batch_size: int, start_id: int, end_id: int,
                   max_steps: int):
@@ -23,6 +25,8 @@ def greedy_decode(step, initial_state, batch_size: int, start_id: int, end_id: i
         ``tokens (B, max_steps)``: the generated ids (``</s>`` included), 0 after
         ``</s>``; and ``attention (B, max_steps, S)`` (None if the model gives
         none), zero after ``</s>``.
+
+    Explained in chapter 1, *Sequence to sequence with RNNs*, section "Greedy decoding".
     """
     generated = np.full((batch_size, 1), start_id, dtype=np.int32)
     finished = np.zeros(batch_size, dtype=bool)
@@ -55,13 +59,6 @@ def _reorder_state(state, rows: np.ndarray):
     return np.asarray(state)[rows]
 
 
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """``log(softmax(logits))`` along the last axis, computed stably."""
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id: int,
                 end_id: int, max_steps: int, length_penalty: float = 0.0):
     """Keep the ``beam_width`` most probable prefixes at every step, not just one.
@@ -86,6 +83,8 @@ def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id:
         ``tokens (B, beam_width, max_steps)``, as in :func:`greedy_decode` (``</s>``
         included, 0 after it), best beam first; and their ``scores (B, beam_width)``:
         total log-probabilities (divided by ``length ** alpha``).
+
+    Explained in chapter 11, *Training a Transformer*, section "Beam search".
     """
     if beam_width < 1:
         raise ValueError(f"beam_width must be >= 1, got {beam_width}")

@@ -11,6 +11,8 @@ def exact_match(predicted, target) -> np.ndarray:
     Both are ``(n, T)`` id arrays that end with ``</s>`` and are 0 afterwards;
     the shorter is zero-padded, so a prediction that stops early or runs on
     does not match.
+
+    Used in chapter 10, *The decoder block*, section "What leaks without the mask".
     """
     predicted, target = np.asarray(predicted), np.asarray(target)
     if predicted.ndim != 2 or target.ndim != 2 or len(predicted) != len(target):
@@ -26,6 +28,8 @@ def accuracy_by_length(correct, lengths, bin_width: int = 1):
 
     Returns ``(lengths, accuracy, count)`` arrays; a bin's length is its mean
     sentence length.
+
+    Used in chapter 10, *The decoder block*.
     """
     correct, lengths = np.asarray(correct, dtype=float), np.asarray(lengths)
     if correct.shape != lengths.shape:

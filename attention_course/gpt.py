@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .keras_weights import to_numpy
+from .weights.keras_weights import to_numpy
 from .multi_head import merge_heads, project_heads
 from .normalization import LayerNormWeights
 from .sampling import sample_next_token
@@ -41,6 +41,8 @@ class GPTWeights:
     The blocks are :class:`~attention_course.transformer.DecoderBlockWeights`
     without cross-attention; positions are a learned table, added to the
     token embeddings without scaling them (GPT's convention).
+
+    Used in chapter 13, *GPT: a decoder-only Transformer*, section "The decoder block, without the encoder".
     """
 
     token_embedding: np.ndarray       # (V, d)
@@ -105,6 +107,8 @@ def gpt_forward(tokens, weights: GPTWeights):
 
     ``logits[:, t]`` scores the token that follows ``tokens[:, :t + 1]``.
     Also returns every layer's self-attention weights, ``(L, B, N, T, T)``.
+
+    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "The decoder block, without the encoder".
     """
     tokens = _check_tokens(tokens, weights)
     x = embed(tokens, weights.token_embedding, weights.position_embedding, scale=False)
@@ -126,6 +130,8 @@ class KVCache:
 
     ``keys (L, B, N, capacity, key_dim)`` and ``values (L, B, N, capacity,
     value_dim)`` are allocated once; positions ``0..length-1`` are filled.
+
+    Used in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
     """
 
     keys: np.ndarray
@@ -167,6 +173,8 @@ def cached_self_attention(h, weights, keys, values, start: int):
         ``output (B, t, d)`` and the attention weights ``(B, N, t, start + t)``:
         what :func:`~attention_course.multi_head.multi_head_attention` with
         ``use_causal_mask`` gives for these rows of the full sequence.
+
+    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
     """
     t = h.shape[1]
     end = start + t
@@ -194,6 +202,8 @@ def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarra
     later call usually passes one token, the one just generated.  The cache is
     updated in place.  Returns ``(B, t, V)``: equal, to float32 rounding, to the
     last ``t`` rows of :func:`gpt_forward` on the whole sequence.
+
+    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
     """
     start = cache.length
     tokens = _check_tokens(tokens, weights, start)
@@ -239,6 +249,8 @@ def generate(weights: GPTWeights, prompt, num_tokens: int, *, temperature: float
 
     While the whole sequence fits in ``max_length``, both see the same context
     and, given the same seed, draw the same tokens (up to float32 ties).
+
+    Used in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
     """
     prompt = _check_tokens(prompt, weights, start=None)   # read through the window: any length
     if prompt.shape[1] == 0:

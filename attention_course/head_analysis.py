@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ._checks import as_float_array, require_ndim
+from .checks import as_float_array, require_ndim
 from .multi_head import MultiHeadAttentionWeights
 from .scaling import entropy
 
@@ -40,6 +40,8 @@ def attention_entropy(weights) -> np.ndarray:
 
     Zero weights contribute 0 (the limit of ``a log a``), so a fully masked
     (all-zero) row has entropy 0.
+
+    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     return entropy(_weights(weights), axis=-1)
 
@@ -50,6 +52,8 @@ def mean_offset(weights) -> np.ndarray:
     Negative: to earlier positions (-1 = the previous token), positive: to
     later ones.  Self-attention only: query ``i`` and key ``i`` are the same
     position.
+
+    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     weights = _weights(weights)
     T_q, T_k = weights.shape[-2:]
@@ -61,6 +65,8 @@ def weight_at_offset(weights, offset: int) -> np.ndarray:
     """``(..., T_q, T_k)`` -> ``(..., T_q)``: the weight query ``i`` puts on key ``i + offset``.
 
     Zero for queries whose key ``i + offset`` lies outside the sequence.
+
+    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     weights = _weights(weights)
     T_q, T_k = weights.shape[-2:]
@@ -76,6 +82,8 @@ def weight_on_positions(weights, positions) -> np.ndarray:
 
     For a question like "how much does every query look at the marker?", when
     the marker sits at a different position in every sequence of the batch.
+
+    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     weights = _weights(weights, 3, "(B, ..., T_q, T_k)")
     positions = np.asarray(positions)
@@ -95,6 +103,8 @@ def head_similarity(weights) -> np.ndarray:
     weights; entry ``(g, h)`` is the cosine of the angle between head ``g``'s
     and head ``h``'s vectors, averaged over the batch.  1: the two heads attend
     identically (up to scale); near 0: they look at different places.
+
+    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     weights = _weights(weights, 4, "(B, N, T_q, T_k)")
     if weights.ndim != 4:
@@ -112,6 +122,8 @@ def ablate_heads(weights: MultiHeadAttentionWeights, heads: Iterable[int]) -> Mu
     zeroing ``output_kernel[h]`` removes head ``h`` exactly and leaves every
     other head (and the bias) untouched.  The heads' attention weights are
     still computed; only their contribution is dropped.
+
+    Explained in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     heads = sorted({int(h) for h in heads})
     if any(not 0 <= h < weights.num_heads for h in heads):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask, require_ndim
+from .checks import as_float_array, as_mask, require_ndim
 from .attention import check_qkv, attend, scaled_dot_product_attention
 from .masks import combine_masks, local_window_mask
 from .softmax import softmax
@@ -48,6 +48,8 @@ def cosine_similarity(query, key, epsilon: float = 1e-7) -> np.ndarray:
 
     Returns:
         ``(..., T_q, T_k)``, every entry in ``[-1, 1]``.
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "Measuring similarity: dot product or cosine?".
     """
     query, key = _check_query_key(query, key)
     unit_query = query / np.maximum(np.linalg.norm(query, axis=-1, keepdims=True), epsilon)
@@ -56,7 +58,10 @@ def cosine_similarity(query, key, epsilon: float = 1e-7) -> np.ndarray:
 
 
 def similarity_scores(query, key, similarity: str = "dot") -> np.ndarray:
-    """``(..., T_q, T_k)`` scores: the dot product ``q.k`` or the cosine similarity."""
+    """``(..., T_q, T_k)`` scores: the dot product ``q.k`` or the cosine similarity.
+
+    Used by the code of chapter 2, *Attention as a soft lookup*.
+    """
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {SIMILARITIES}; got {similarity!r}")
     if similarity == "cosine":
@@ -71,6 +76,8 @@ def cosine_attention(query, key, value, mask=None, temperature: float = 1.0):
     Cosine scores lie in ``[-1, 1]``, so without a small ``temperature`` the
     weights can never be sharper than ``e^2 : 1`` between the best and the
     worst key.  Shapes as in the module docstring.
+
+    Used by the code of chapter 2, *Attention as a soft lookup*.
     """
     query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     if not temperature > 0:
@@ -100,6 +107,8 @@ def hard_attention(query, key, value, mask=None, similarity: str = "dot"):
     Returns:
         ``output (..., T_q, d_v)`` and one-hot ``weights (..., T_q, T_k)``
         (all zero for a query whose keys are all masked).
+
+    Used in chapter 2, *Attention as a soft lookup*, section "From a dictionary to attention".
     """
     query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
     scores = np.broadcast_to(similarity_scores(query, key, similarity), scores_shape)
@@ -130,6 +139,8 @@ def sample_attention(query, key, value, rng: np.random.Generator, mask=None, sca
     Returns:
         ``output (..., T_q, d_v)`` and one-hot ``weights (..., T_q, T_k)``
         marking the sampled key (all zero for a fully masked query).
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -165,6 +176,8 @@ def location_attention(query, value, W_location, mask=None):
 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
     query = as_float_array(query, "query")
     value = as_float_array(value, "value")
@@ -200,6 +213,8 @@ def local_attention(query, key, value, window: int, mask=None):
 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
         raise ValueError(f"window must be an integer >= 0, got {window!r}")

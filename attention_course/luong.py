@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask
+from .checks import as_float_array, as_mask
 from .attention import check_qkv, attend
 
 SCORES = ("dot", "general", "concat")
@@ -35,6 +35,8 @@ def luong_scores(query, key, score: str = "dot", W_a=None, v_a=None) -> np.ndarr
             (``W_a`` of shape ``(d_q, d_k)``) or ``"concat"`` (``W_a`` of shape
             ``(d_q + d_k, d_a)`` and ``v_a`` of shape ``(d_a,)``).
         W_a, v_a: the score's weights, as above.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Luong's three scores".
     """
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
@@ -79,6 +81,8 @@ def luong_attention(query, key, value, score: str = "dot", mask=None, W_a=None, 
 
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Used in chapter 4, *Dot-product and scaled dot-product attention*, section "Luong's three scores".
     """
     query, key, value, scores_shape = check_qkv(query, key, value, same_width=score == "dot")
     if mask is not None:

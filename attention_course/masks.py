@@ -11,7 +11,10 @@ import numpy as np
 
 
 def padding_mask(lengths, max_length: int) -> np.ndarray:
-    """``(batch, max_length)``: True for the first ``lengths[b]`` positions of row ``b``."""
+    """``(batch, max_length)``: True for the first ``lengths[b]`` positions of row ``b``.
+
+    Used in chapter 6, *Multi-head attention*, section "NumPy == Keras".
+    """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1:
         raise ValueError(f"lengths must have shape (batch,), got {lengths.shape}")
@@ -21,7 +24,10 @@ def padding_mask(lengths, max_length: int) -> np.ndarray:
 
 
 def key_padding_mask(key_mask) -> np.ndarray:
-    """``(batch, T_k)`` -> ``(batch, 1, T_k)``: the same keys are hidden from every query."""
+    """``(batch, T_k)`` -> ``(batch, 1, T_k)``: the same keys are hidden from every query.
+
+    Used in chapter 3, *Additive (Bahdanau) attention*, section "What `keras.layers.AdditiveAttention` computes".
+    """
     key_mask = np.asarray(key_mask, dtype=bool)
     if key_mask.ndim != 2:
         raise ValueError(f"key_mask must have shape (batch, T_k), got {key_mask.shape}")
@@ -33,13 +39,18 @@ def causal_mask(T_q: int, T_k: int | None = None) -> np.ndarray:
 
     With ``T_k > T_q`` this is Keras' convention too: row ``i`` sees keys
     ``0..i`` (the mask is aligned at the top-left corner).
+
+    Used in chapter 4, *Dot-product and scaled dot-product attention*, section "NumPy == `keras.layers.Attention`".
     """
     T_k = T_q if T_k is None else T_k
     return np.tril(np.ones((T_q, T_k), dtype=bool))
 
 
 def local_window_mask(T_q: int, T_k: int | None = None, window: int = 2) -> np.ndarray:
-    """``(T_q, T_k)``: query ``i`` may attend to keys ``j`` with ``|i - j| <= window``."""
+    """``(T_q, T_k)``: query ``i`` may attend to keys ``j`` with ``|i - j| <= window``.
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    """
     if window < 0:
         raise ValueError(f"window must be >= 0, got {window}")
     T_k = T_q if T_k is None else T_k
@@ -49,7 +60,10 @@ def local_window_mask(T_q: int, T_k: int | None = None, window: int = 2) -> np.n
 
 
 def combine_masks(*masks) -> np.ndarray | None:
-    """Logical AND of the masks that are not None (None if all are None)."""
+    """Logical AND of the masks that are not None (None if all are None).
+
+    Used in chapter 4, *Dot-product and scaled dot-product attention*, section "NumPy == `keras.layers.Attention`".
+    """
     present = [np.asarray(m, dtype=bool) for m in masks if m is not None]
     if not present:
         return None

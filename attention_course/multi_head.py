@@ -26,15 +26,18 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask, require_ndim
-from .keras_weights import to_numpy
+from .checks import as_float_array, as_mask, require_ndim
+from .weights.keras_weights import to_numpy
 from .masks import causal_mask, combine_masks
 from .softmax import softmax
 
 
 @dataclass
 class MultiHeadAttentionWeights:
-    """All parameters of one multi-head attention layer (biases may be None)."""
+    """All parameters of one multi-head attention layer (biases may be None).
+
+    Used in chapter 6, *Multi-head attention*, section "NumPy == Keras".
+    """
 
     query_kernel: np.ndarray
     key_kernel: np.ndarray
@@ -123,6 +126,8 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     The feature axis is cut into ``num_heads`` consecutive blocks, head ``h``
     taking features ``h * depth .. (h + 1) * depth - 1`` -- the order in which
     a ``(d_model, N, depth)`` kernel, flattened, lays its columns out.
+
+    Explained in chapter 6, *Multi-head attention*, section "Splitting and merging heads".
     """
     *lead, T, width = x.shape
     if width % num_heads:
@@ -131,13 +136,19 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
-    """``(..., num_heads, T, depth)`` -> ``(..., T, num_heads * depth)``; undoes :func:`split_heads`."""
+    """``(..., num_heads, T, depth)`` -> ``(..., T, num_heads * depth)``; undoes :func:`split_heads`.
+
+    Explained in chapter 6, *Multi-head attention*, section "Splitting and merging heads".
+    """
     *lead, num_heads, T, depth = x.shape
     return x.swapaxes(-3, -2).reshape(*lead, T, num_heads * depth)
 
 
 def project_heads(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """``(B, T, d) @ (d, N, depth)`` -> ``(B, N, T, depth)``: one matmul for all heads."""
+    """``(B, T, d) @ (d, N, depth)`` -> ``(B, N, T, depth)``: one matmul for all heads.
+
+    Used by the code of chapter 6, *Multi-head attention*.
+    """
     (B, T, d), (_, N, depth) = x.shape, kernel.shape
     # One (B*T, d) x (d, N*depth) product: a single large matmul is faster
     # than the B small ones NumPy would run for a (B, T, d) @ (d, N*depth).
@@ -185,6 +196,8 @@ def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=N
         ``output (B, T, d_out)`` and the attention weights ``(B, N, T, S)``.
         A query whose keys are all masked gets all-zero weights, so its output
         is just ``output_bias`` -- exactly as in Keras.
+
+    Explained in chapter 6, *Multi-head attention*, section "The layer in NumPy".
     """
     is_self_attention = query is value and (key is None or key is value)
     query = as_float_array(query, "query")

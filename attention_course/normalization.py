@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_float_array
-from .keras_weights import to_numpy
+from .checks import as_float_array
+from .weights.keras_weights import to_numpy
 
 
 def _normalise_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
@@ -70,6 +70,8 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3) -> np.n
 
     Returns:
         An array of ``x``'s shape and dtype.
+
+    Explained in chapter 8, *Residual connections and layer normalization*, section "Layer normalization".
     """
     x = as_float_array(x, "x")
     axes = _normalise_axes(axis, x.ndim)
@@ -103,6 +105,8 @@ def batch_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3, *,
 
     Returns:
         An array of ``x``'s shape and dtype.
+
+    Explained in chapter 8, *Residual connections and layer normalization*, section "Layer norm versus batch norm".
     """
     x = as_float_array(x, "x")
     (feature,) = _normalise_axes(axis, x.ndim)
@@ -129,7 +133,10 @@ def batch_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3, *,
 
 @dataclass
 class LayerNormWeights:
-    """The parameters and settings of one ``keras.layers.LayerNormalization``."""
+    """The parameters and settings of one ``keras.layers.LayerNormalization``.
+
+    Used in chapter 8, *Residual connections and layer normalization*, section "Layer normalization".
+    """
 
     gamma: np.ndarray | None = None
     beta: np.ndarray | None = None

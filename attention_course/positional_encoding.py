@@ -35,6 +35,8 @@ def frequencies(d_model: int, base: float = 10000.0, dtype=np.float64) -> np.nda
     ``base^(-(d_model - 2) / d_model)`` for the last pair (``i = d_model / 2 - 1``),
     a wavelength of ``2 pi * base^((d_model - 2) / d_model)``, which approaches
     ``2 pi * base`` only as ``d_model`` grows.
+
+    Explained in chapter 7, *Positional encoding*, section "From binary counters to sinusoids".
     """
     _check_sizes(0, d_model)
     return (base ** (-np.arange(0, d_model, 2) / d_model)).astype(dtype)
@@ -48,6 +50,8 @@ def sinusoidal_encoding(length: int, d_model: int, base: float = 10000.0,
     ``pos`` (counting from 0); even columns are sines, odd columns cosines, as
     in the paper.  Computed in float64 and then cast, so that float32 values are
     correctly rounded even for long sequences.
+
+    Explained in chapter 7, *Positional encoding*, section "From binary counters to sinusoids".
     """
     _check_sizes(length, d_model)
     angles = np.arange(length)[:, None] * frequencies(d_model, base)[None, :]  # (T, d/2)
@@ -64,6 +68,8 @@ def shift_matrix(k: float, d_model: int, base: float = 10000.0) -> np.ndarray:
     formulas give ``sin(w (p + k)) = sin(w p) cos(w k) + cos(w p) sin(w k)`` and
     ``cos(w (p + k)) = cos(w p) cos(w k) - sin(w p) sin(w k)``, a rotation by
     ``w k`` that does not depend on ``p``.
+
+    Explained in chapter 7, *Positional encoding*, section "Relative positions are a linear map away".
     """
     omega = frequencies(d_model, base)
     cos, sin = np.cos(omega * k), np.sin(omega * k)
@@ -80,6 +86,8 @@ def binary_encoding(length: int, bits: int) -> np.ndarray:
 
     The discrete ancestor of the sinusoids: bit ``i`` flips every ``2^i``
     positions, so each column oscillates at half the frequency of the one before.
+
+    Used in chapter 7, *Positional encoding*, section "From binary counters to sinusoids".
     """
     if bits < 1 or length > 2 ** bits:
         raise ValueError(f"{bits} bits cannot count {length} positions")

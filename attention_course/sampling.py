@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array
+from .checks import as_float_array
 from .softmax import softmax
 
 
@@ -46,7 +46,10 @@ def _scaled(logits, temperature: float, top_k: int | None) -> np.ndarray:
 
 
 def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
-    """``(B, V)`` logits -> the ``(B, V)`` distribution :func:`sample_next_token` draws from."""
+    """``(B, V)`` logits -> the ``(B, V)`` distribution :func:`sample_next_token` draws from.
+
+    Used in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
+    """
     return softmax(_scaled(logits, temperature, top_k), axis=-1)
 
 
@@ -60,6 +63,8 @@ def sample_next_token(logits, rng, temperature: float = 1.0, top_k: int | None =
             (the arg-max, no randomness).
         top_k: if given, only the ``top_k`` highest-scoring tokens of each row
             can be drawn.
+
+    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
     """
     rng = np.random.default_rng(rng)
     if temperature == 0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_float_array, require_ndim
+from .checks import as_float_array, require_ndim
 from .softmax import softmax
 
 
@@ -27,6 +27,8 @@ def softmax_jacobian(weights) -> np.ndarray:
     Returns:
         ``(..., n, n)``: ``diag(p) - p p^T`` for every slice.  Symmetric, and
         zero when ``p`` is one-hot: a saturated softmax passes no gradient.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Why divide by √d_k?".
     """
     p = as_float_array(weights, "weights")
     require_ndim(p, "weights", 1, "(..., n)")
@@ -37,6 +39,8 @@ def entropy(weights, axis: int = -1) -> np.ndarray:
     """Shannon entropy in nats, ``-sum p log p`` (with ``0 log 0 = 0``), along ``axis``.
 
     ``log n`` for the uniform distribution over ``n`` entries, 0 for a one-hot one.
+
+    Used in chapter 2, *Attention as a soft lookup*, section "The softmax, done safely".
     """
     p = as_float_array(weights, "weights")
     if not -p.ndim <= axis < max(p.ndim, 1):
@@ -59,6 +63,8 @@ class SaturationMeasurement:
             (``unscaled`` / ``scaled``).
         entropy: the mean entropy of the attention distributions, in nats.
         jacobian_norm: the mean Frobenius norm of the softmax Jacobian.
+
+    Used by the code of chapter 4, *Dot-product and scaled dot-product attention*.
     """
 
     d_k: np.ndarray
@@ -88,6 +94,8 @@ def measure_saturation(d_ks, n_keys: int = 16, n_queries: int = 2000,
 
     Returns:
         A :class:`SaturationMeasurement`.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Why divide by √d_k?".
     """
     d_ks = np.asarray(d_ks)
     if d_ks.ndim != 1 or d_ks.size == 0 or not np.issubdtype(d_ks.dtype, np.integer) or (d_ks < 1).any():

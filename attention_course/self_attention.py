@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_float_array, require_ndim
+from .checks import as_float_array, require_ndim
 from .attention import scaled_dot_product_attention
-from .keras_weights import to_numpy
+from .weights.keras_weights import to_numpy
 
 
 @dataclass
@@ -22,6 +22,8 @@ class SelfAttentionWeights:
         W_output: optional ``(d_v, d_out)``, applied to the attention's output.
             The textbook formula has none; ``keras.layers.MultiHeadAttention``
             always ends with one (see :meth:`from_keras`).
+
+    Used in chapter 5, *Self-attention*, section "Queries, keys and values from one sequence".
     """
 
     W_query: np.ndarray
@@ -102,6 +104,8 @@ def self_attention(x, weights: SelfAttentionWeights, mask=None):
         is set: the output is then multiplied by it) and ``weights (..., T, T)``:
         row ``i`` says how much token ``i`` draws on every token of the same
         sequence.
+
+    Explained in chapter 5, *Self-attention*, section "Queries, keys and values from one sequence".
     """
     x = as_float_array(x, "x")
     require_ndim(x, "x", 2, "(..., T, d_model)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask
+from .checks import as_float_array, as_mask
 
 
 def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarray:
@@ -27,6 +27,8 @@ def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarra
     Returns:
         An array of ``x``'s shape whose slices along ``axis`` sum to 1 (or to 0
         where fully masked).
+
+    Explained in chapter 2, *Attention as a soft lookup*, section "The softmax, done safely".
     """
     x = as_float_array(x, "x")
     if not temperature > 0:
@@ -55,3 +57,14 @@ def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarra
     total = out.sum(axis=axis, keepdims=True)
     np.divide(out, total, out=out, where=total > 0)
     return out
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """``log(softmax(logits))`` along the last axis, computed stably.
+
+    Used in chapter 11, *Training a Transformer*, section "Beam search" (sequence
+    scores are sums of log-probabilities), and for the loss of chapter 13's character GPT.
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))

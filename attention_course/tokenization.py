@@ -58,13 +58,17 @@ CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 
 
 
 def is_whitespace(char: str) -> bool:
+    """Whether BERT's normaliser treats ``char`` as a space.  Used by :func:`normalize` (chapter 12)."""
     return char in WHITE_SPACE
 
 
 def is_control(char: str) -> bool:
     """Control, format, private-use and surrogate characters (categories Cc, Cf, Co, Cs)
     -- except tab and newlines, which count as white space.  Unassigned code points
-    (Cn) are kept, as the ``tokenizers`` library keeps them; they become ``[UNK]``."""
+    (Cn) are kept, as the ``tokenizers`` library keeps them; they become ``[UNK]``.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
+    """
     if char in "\t\n\r":
         return False
     return unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs")
@@ -72,7 +76,10 @@ def is_control(char: str) -> bool:
 
 def is_punctuation(char: str) -> bool:
     """Unicode punctuation (categories P*) and *all* ASCII non-alphanumeric symbols,
-    so that ``$``, ``+``, ``<``, ``^``, ``|`` and ``~`` are split off too."""
+    so that ``$``, ``+``, ``<``, ``^``, ``|`` and ``~`` are split off too.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
+    """
     code = ord(char)
     if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
         return True
@@ -80,6 +87,7 @@ def is_punctuation(char: str) -> bool:
 
 
 def is_cjk(char: str) -> bool:
+    """Whether ``char`` is a CJK ideograph, which BERT splits into a word of its own (chapter 12)."""
     code = ord(char)
     return any(low <= code <= high for low, high in CJK_RANGES)
 
@@ -88,6 +96,8 @@ def normalize(text: str, lowercase: bool = True, strip_accents: bool | None = No
     """BERT's normalization: clean, isolate CJK ideographs, strip accents, lower-case.
 
     ``strip_accents=None`` follows ``lowercase``, as in BERT's uncased models.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
@@ -108,7 +118,10 @@ def normalize(text: str, lowercase: bool = True, strip_accents: bool | None = No
 
 
 def pre_tokenize(text: str) -> list[str]:
-    """Split normalized text into words: on white space, and around each punctuation character."""
+    """Split normalized text into words: on white space, and around each punctuation character.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
+    """
     words = []
     for chunk in "".join(" " if is_whitespace(c) else c for c in text).split(" "):
         word = []
@@ -133,6 +146,8 @@ class Encoding:
         ids: ``(T,)`` int token ids.
         tokens: the ``T`` token strings.
         type_ids: ``(T,)`` segment ids: 0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     ids: np.ndarray
@@ -151,6 +166,8 @@ class Batch:
         ids: ``(B, T)`` int32 token ids.
         type_ids: ``(B, T)`` int32 segment ids (0 on padding).
         attention_mask: ``(B, T)`` bool, True on real tokens, False on padding.
+
+    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
     """
 
     ids: np.ndarray
@@ -167,6 +184,8 @@ class WordPieceTokenizer:
         max_chars_per_word: longer words become ``[UNK]`` without being split
             (100 in BERT).
         lowercase: lower-case (and, with it, strip accents) before splitting.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
     """
 
     def __init__(self, vocab, max_chars_per_word: int = 100, lowercase: bool = True):

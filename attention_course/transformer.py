@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_float_array, as_mask
-from .keras_weights import to_numpy
+from .checks import as_float_array, as_mask
+from .weights.keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
 from .normalization import LayerNormWeights
 from .positional_encoding import sinusoidal_encoding
@@ -61,6 +61,8 @@ def gelu(x) -> np.ndarray:
     the exact form BERT uses and ``keras.activations.gelu`` computes by default
     (``approximate=False``), not GPT-2's tanh approximation.  Like ReLU for
     large ``|x|``, but smooth, and slightly negative for small negative ``x``.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
     """
     from scipy.special import erf  # NumPy has no erf
 
@@ -73,6 +75,8 @@ class FeedForwardWeights:
     """``FFN(x) = act(x W_1 + b_1) W_2 + b_2``: ``W_1 (d, d_ff)``, ``W_2 (d_ff, d)``.
 
     ``act`` is ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT, GPT).
+
+    Used in chapter 9, *The encoder block*.
     """
 
     kernel_1: np.ndarray
@@ -106,6 +110,8 @@ def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
 
     ``x (..., T, d) -> (..., T, d)``, through a hidden layer of width ``d_ff``
     (four times ``d`` in the paper).  "Position-wise": no position sees another.
+
+    Explained in chapter 9, *The encoder block*, section "The block".
     """
     x = as_float_array(x, "x")
     if x.shape[-1] != weights.kernel_1.shape[0]:
@@ -121,6 +127,8 @@ def residual(x, sublayer, norm: LayerNormWeights, pre_ln: bool):
 
     ``sublayer`` returns ``(output, extra)``; ``extra`` (attention weights) is
     passed through: the function returns ``(new x, extra)``.
+
+    Explained in chapter 8, *Residual connections and layer normalization*, section "Post-LN and pre-LN".
     """
     if pre_ln:
         out, extra = sublayer(norm(x))
@@ -135,7 +143,10 @@ def residual(x, sublayer, norm: LayerNormWeights, pre_ln: bool):
 
 @dataclass
 class EncoderBlockWeights:
-    """Self-attention, feed-forward network and the two layer norms of one encoder block."""
+    """Self-attention, feed-forward network and the two layer norms of one encoder block.
+
+    Used in chapter 9, *The encoder block*, section "NumPy equals Keras".
+    """
 
     self_attention: MultiHeadAttentionWeights
     attention_norm: LayerNormWeights
@@ -169,6 +180,8 @@ def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bo
 
     Returns:
         ``output (B, S, d)`` and the self-attention weights ``(B, heads, S, S)``.
+
+    Explained in chapter 9, *The encoder block*, section "The block".
     """
     x = _check_sequence(x, "x", weights.d_model)
     mask = _key_padding(padding_mask, "padding_mask", x.shape[0], x.shape[1])
@@ -194,6 +207,8 @@ class DecoderBlockWeights:
 
     A decoder-only model (GPT, chapter 13) has no encoder to read: its blocks
     have ``cross_attention`` and ``cross_attention_norm`` set to None.
+
+    Used in chapter 10, *The decoder block*, section "NumPy equals Keras".
     """
 
     self_attention: MultiHeadAttentionWeights
@@ -247,6 +262,8 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
     Returns:
         ``output (B, T, d)``, the self-attention weights ``(B, heads, T, T)``
         and the cross-attention weights ``(B, heads, T, S)`` (None without memory).
+
+    Explained in chapter 10, *The decoder block*, section "Three sub-layers".
     """
     y = _check_sequence(y, "y", weights.d_model)
     if memory is None:
@@ -292,6 +309,8 @@ class TransformerWeights:
     learned tables, or the sinusoids the Keras model adds (all zeros when the
     model uses no positions at all).  ``final_*_norm`` exist for pre-LN only,
     where the residual stream leaves the last block un-normalised.
+
+    Used in chapter 11, *Training a Transformer*, section "The whole model in NumPy".
     """
 
     source_embedding: np.ndarray            # (V_source, d)
@@ -342,7 +361,10 @@ class TransformerWeights:
 
 
 def embed(tokens, table: np.ndarray, positions: np.ndarray, scale: bool) -> np.ndarray:
-    """``(B, T)`` ids -> ``(B, T, d)``: token embedding (times ``sqrt(d)``) plus position ``t``'s vector."""
+    """``(B, T)`` ids -> ``(B, T, d)``: token embedding (times ``sqrt(d)``) plus position ``t``'s vector.
+
+    Used in chapter 11, *Training a Transformer*.
+    """
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
         raise ValueError(f"tokens must be an integer array of shape (B, T); got {tokens.dtype} {tokens.shape}")
@@ -359,6 +381,8 @@ def encode(source, weights: TransformerWeights):
     """``source (B, S)`` ids (0 = padding) -> memory ``(B, S, d)`` and the encoder's attention.
 
     The attention is ``(layers, B, heads, S, S)``.
+
+    Explained in chapter 11, *Training a Transformer*, section "The model".
     """
     source = np.asarray(source)
     source_mask = source != 0
@@ -377,6 +401,8 @@ def decode(decoder_input, memory, source, weights: TransformerWeights):
 
     Also returns the self- and cross-attention weights,
     ``(layers, B, heads, T, T)`` and ``(layers, B, heads, T, S)``.
+
+    Explained in chapter 11, *Training a Transformer*, section "The model".
     """
     source_mask = np.asarray(source) != 0
     y = embed(decoder_input, weights.target_embedding, weights.target_positions,
@@ -398,6 +424,8 @@ def transformer_forward(source, decoder_input, weights: TransformerWeights):
 
     Returns ``(logits, attention)`` where ``attention`` is a dict with the
     ``"encoder"``, ``"decoder_self"`` and ``"cross"`` weights of every layer.
+
+    Explained in chapter 11, *Training a Transformer*, section "The whole model in NumPy".
     """
     memory, encoder_attention = encode(source, weights)
     logits, self_attention, cross_attention = decode(decoder_input, memory, source, weights)

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_float_array
-from .keras_weights import to_numpy
+from .checks import as_float_array
+from .weights.keras_weights import to_numpy
 from .lookup import cosine_similarity
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, encoder_block
@@ -66,6 +66,8 @@ def patchify(images, patch_size: int) -> np.ndarray:
         the order (row, column, channel) -- the layout of
         ``tf.image.extract_patches`` and of a flattened ``Conv2D`` kernel.
         Same dtype as ``images``.
+
+    Explained in chapter 14, *The Vision Transformer*, section "Images as sequences of patches".
     """
     images = _check_images(images, patch_size)
     B, H, W, C = images.shape
@@ -82,6 +84,8 @@ def unpatchify(patches, patch_size: int, height: int, width: int) -> np.ndarray:
 
     ``height`` and ``width`` are the image's size in pixels (the patch grid
     alone does not say whether 16 patches were 4 x 4 or 2 x 8).
+
+    Used in chapter 14, *The Vision Transformer*, section "What the class token looks at".
     """
     patches = np.asarray(patches)
     P = patch_size
@@ -112,6 +116,8 @@ class ViTWeights:
     ``patch_kernel`` is the patch-embedding convolution's kernel
     ``(P, P, C, d)`` flattened to ``(P * P * C, d)``, so that it multiplies
     the rows of :func:`patchify`.
+
+    Used in chapter 14, *The Vision Transformer*, section "NumPy equals Keras, on the trained model".
     """
 
     patch_size: int
@@ -163,6 +169,8 @@ def embed_patches(images, weights: ViTWeights) -> np.ndarray:
 
     Patchify, project every patch, put the class token in front and add the
     position embeddings.
+
+    Explained in chapter 14, *The Vision Transformer*, section "Class token, positions, encoder".
     """
     images = as_float_array(images, "images")
     patches = patchify(images, weights.patch_size)                      # (B, N, P*P*C)
@@ -189,6 +197,8 @@ def vit_forward(images, weights: ViTWeights):
     Returns:
         ``logits (B, classes)`` and the self-attention weights of every layer,
         ``(L, B, heads, N + 1, N + 1)`` (token 0 is the class token).
+
+    Explained in chapter 14, *The Vision Transformer*, section "Class token, positions, encoder".
     """
     x = embed_patches(images, weights)
     attention = []
@@ -221,6 +231,8 @@ def attention_rollout(attention, residual: bool = True) -> np.ndarray:
 
     Returns:
         ``(B, T, T)``, rows summing to one (when the input rows do).
+
+    Explained in chapter 14, *The Vision Transformer*, section "What the class token looks at".
     """
     attention = as_float_array(attention, "attention")
     if attention.ndim != 5 or attention.shape[-1] != attention.shape[-2]:
@@ -246,6 +258,8 @@ def position_similarity(positions, grid_shape: tuple[int, int]) -> np.ndarray:
         ``(rows, cols, rows, cols)``: entry ``[r, c]`` is the ``rows x cols``
         map of patch ``(r, c)``'s similarity to every patch (as in
         Dosovitskiy et al., Fig. 7).
+
+    Used in chapter 14, *The Vision Transformer*, section "What the position embeddings learned".
     """
     positions = as_float_array(positions, "positions")
     rows, cols = grid_shape

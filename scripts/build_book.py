@@ -10,7 +10,7 @@ Run by ``make book``.  Two steps:
    outputs are stored in Jupyter Book's execution cache
    (``_build/.jupyter_cache``).  Editing a display helper re-executes the
    chapters that import it and no other; every model is trained through
-   ``attention_course.cache.trained_model``, keyed by the content of what it
+   ``attention_course.training.cache.trained_model``, keyed by the content of what it
    depends on, so re-executing such a chapter loads its models instead of
    re-training them.  If a chapter fails, every failure is printed and
    the build stops there.
@@ -19,7 +19,7 @@ Run by ``make book``.  Two steps:
 
 At the end it prints how long each chapter took to execute.  The kernels
 record every claim about a trained result in ``_build/claims``
-(``attention_course.claims``).
+(``attention_course.book.claims``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def workers() -> int:
 def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     """Execute every chapter of ``paths`` whose key changed; returns their results."""
     from jupyter_cache.base import CacheBundleIn
-    from attention_course import claims
+    from attention_course.book import claims
 
     keyed = keyed_environment()
     seed = int(keyed["ATTENTION_COURSE_SEED"])
@@ -133,7 +133,7 @@ def main() -> int:
     from jupyter_cache import get_cache
 
     BUILD.mkdir(exist_ok=True)
-    # trained models, cached by content (attention_course.cache), live in the build folder
+    # trained models, cached by content (attention_course.training.cache), live in the build folder
     os.environ.setdefault("ATTENTION_COURSE_CACHE", str(BUILD / "course_cache"))
     cache = get_cache(str(EXECUTION_CACHE))
     keys = json.loads(KEYS.read_text()) if KEYS.exists() else {}

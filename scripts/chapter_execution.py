@@ -147,7 +147,7 @@ def chapter_key(path: Path, notebook, environment: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-#: a call of a function of attention_course.experiments, which trains a model or loads it
+#: a call of a function of attention_course.training.experiments, which trains a model or loads it
 EXPERIMENT_CALL = re.compile(r"\bexperiments\.(\w+)\(")
 
 

@@ -4,7 +4,7 @@ Run by ``make claims`` (not part of ``make test``: it executes the training
 chapters once per seed).  Each chapter runs with ``ATTENTION_COURSE_SEED`` set
 to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
 fails is recorded instead of stopping the chapter; then one table is printed:
-every claim (``attention_course.claims.claim``), its threshold, its value
+every claim (``attention_course.book.claims.claim``), its threshold, its value
 under each seed and its smallest margin.  The table is written to
 ``claims_by_seed.json`` once every chapter with claims has records under
 seeds 0, 1 and 2 (from this run or an earlier one: ``--chapters 8``

@@ -29,7 +29,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import attention_course  # noqa: F401  (quiets TensorFlow before it loads)
-from attention_course import char_gpt
+from attention_course.training import char_gpt
 from attention_course.data.shakespeare import load_splits
 
 # the chapter measures the validation loss on this many evenly spread windows

@@ -1,8 +1,13 @@
-"""Shared fixtures.  Importing attention_course first quiets TensorFlow."""
+"""Shared fixtures, and TensorFlow's settings for the test process (before anything imports it)."""
 
-import attention_course  # noqa: F401  (sets the TF_* environment before Keras loads)
-import numpy as np
-import pytest
+import os
+
+# As `make test` exports them: no start-up messages, and the CPU kernels the book is built with.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from attention_course.decoding import beam_search, greedy_decode, log_softmax
+from attention_course.decoding import beam_search, greedy_decode
+from attention_course.softmax import log_softmax
 
 PAD, START, END = 0, 1, 2
 

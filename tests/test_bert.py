@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from attention_course import pretrained
+from attention_course.weights import pretrained
 from attention_course import transformer as nt
 from attention_course.bert import (BertEmbeddingWeights, BertEncoderWeights, bert_embeddings,
                                    bert_encoder, mean_pool, sentence_embeddings)
@@ -407,7 +407,7 @@ def test_attention_grid_colour_scale():
     matplotlib.use("agg")
     import matplotlib.pyplot as plt
 
-    from attention_course import plotting
+    from attention_course.book import plotting
 
     weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
     fig = plotting.plot_attention_heads(weights, list("abcd"))

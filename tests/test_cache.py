@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from attention_course import cache
+from attention_course.training import cache
 from attention_course.data import toy_translation
 
 
@@ -126,4 +126,4 @@ def test_every_chapter_trains_its_models_through_trained_model():
     training = [(name, cell) for name, cell in cells if re.search(r"\.fit\(|train_on_batch\(", cell)]
     assert len(training) >= 7, "the pattern no longer finds the chapters' training cells"
     untracked = [name for name, cell in training if "trained_model(" not in cell]
-    assert not untracked, f"training outside attention_course.cache.trained_model in {untracked}"
+    assert not untracked, f"training outside attention_course.training.cache.trained_model in {untracked}"

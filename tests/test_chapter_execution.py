@@ -13,17 +13,18 @@ def names(paths):
 
 
 def test_dependencies_follow_imports_through_the_package():
-    found = names(chapter_execution.dependencies(["from attention_course import experiments"]))
-    # experiments imports training, cache, decoding, ... and the data module of the task
-    for module in ("experiments.py", "training.py", "cache.py", "decoding.py", "seeding.py",
-                   "data/toy_translation.py", "__init__.py", "data/__init__.py"):
+    found = names(chapter_execution.dependencies(["from attention_course.training import experiments"]))
+    # experiments imports fitting, cache, decoding, ... and the data module of the task
+    for module in ("training/experiments.py", "training/fitting.py", "training/cache.py", "decoding.py",
+                   "seeding.py", "data/toy_translation.py", "__init__.py", "training/__init__.py",
+                   "data/__init__.py"):
         assert f"attention_course/{module}" in found, module
     assert "attention_course/vision.py" not in found   # nothing imports it from there
 
 
 def test_dependencies_include_imports_inside_functions_and_package_data():
     # experiments.rnn_translator imports models.rnn_seq2seq inside the function
-    found = names(chapter_execution.dependencies(["import attention_course.experiments as e"]))
+    found = names(chapter_execution.dependencies(["import attention_course.training.experiments as e"]))
     assert "attention_course/models/rnn_seq2seq.py" in found
     found = names(chapter_execution.dependencies(["from attention_course.data import char_gpt"]))
     assert "attention_course/data/char_gpt.npz" in found   # the shipped weights

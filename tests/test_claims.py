@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course import claims, seeding
+from attention_course.book import claims
+from attention_course import seeding
 
 
 @pytest.fixture
@@ -100,7 +101,7 @@ def test_a_bad_course_seed_is_refused_with_its_name(monkeypatch, text):
 
 def test_setup_returns_and_applies_the_course_seed(monkeypatch):
     import numpy as np
-    from attention_course import notebook
+    from attention_course.book import notebook
 
     monkeypatch.setenv(seeding.SEED_VARIABLE, "7")
     assert notebook.setup() == 7

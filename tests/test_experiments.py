@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_course import cache, experiments
+from attention_course.training import cache, experiments
 from attention_course.data import toy_translation as task
 
 END = task.TARGET_VOCAB.index[task.END]

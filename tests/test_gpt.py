@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from attention_course import char_gpt
+from attention_course.training import char_gpt
 from attention_course import gpt as ng
 from attention_course import transformer as nt
 from attention_course.data.shakespeare import load_splits

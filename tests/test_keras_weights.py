@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 
-from attention_course.keras_weights import to_numpy
+from attention_course.weights.keras_weights import to_numpy
 
 
 def test_a_variable_becomes_an_array_with_its_values_and_none_stays_none():

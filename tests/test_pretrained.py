@@ -6,7 +6,7 @@ from scipy.special import erf
 from tokenizers import Tokenizer
 
 from attention_course.multi_head import MultiHeadAttentionWeights, multi_head_attention
-from attention_course.pretrained import (BertConfig, Dense, attention_from_hf, dense_from_hf,
+from attention_course.weights.pretrained import (BertConfig, Dense, attention_from_hf, dense_from_hf,
                                          load_config, load_hf_state_dict, load_reference,
                                          load_tokenizer, load_weights, model_dir, weights_from_hf)
 from conftest import tolerance

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from attention_course.pretrained import load_tokenizer, model_dir
+from attention_course.weights.pretrained import load_tokenizer, model_dir
 from attention_course.tokenization import (CLS, SEP, UNK, WordPieceTokenizer, is_punctuation,
                                            normalize, pre_tokenize)
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .toy_translation import PAD, Vocabulary
+from .vocabulary import PAD, Vocabulary
 
 ANIMALS = ("animal", "dog", "cat", "horse", "cow", "goat", "fox", "sheep")
 PLACES = ("street", "river", "road", "bridge", "field", "canal")

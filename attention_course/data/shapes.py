@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .toy_translation import END, PAD, START, Vocabulary
+from .vocabulary import END, PAD, START, Vocabulary
 
 COLOURS = ("red", "green", "blue")
 SHAPES = ("circle", "square", "triangle")

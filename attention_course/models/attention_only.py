@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import keras
 import numpy as np
 
-from ..keras_weights import to_numpy
+from ..weights.keras_weights import to_numpy
 from ..multi_head import MultiHeadAttentionWeights, multi_head_attention
 
 

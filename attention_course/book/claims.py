@@ -29,7 +29,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .seeding import course_seed
+from ..seeding import course_seed
 
 FOLDER_VARIABLE = "ATTENTION_COURSE_CLAIMS"
 MODE_VARIABLE = "ATTENTION_COURSE_CLAIMS_MODE"

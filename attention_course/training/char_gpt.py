@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .decoding import log_softmax
+from ..softmax import log_softmax
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 WEIGHTS_FILE = DATA / "char_gpt.npz"
 HISTORY_FILE = DATA / "char_gpt.json"
 
@@ -113,7 +113,7 @@ def mean_loss(model, windows: np.ndarray, batch_size: int = 256) -> float:
 
 def build_model(config: Config, vocab_size: int):
     """The Keras :class:`~attention_course.models.gpt.GPT` for ``config``, built, not compiled."""
-    from .models.gpt import GPT
+    from ..models.gpt import GPT
 
     model = GPT(vocab_size, max_length=config.block_size, d_model=config.d_model,
                 num_heads=config.num_heads, num_layers=config.num_layers,

@@ -329,7 +329,7 @@ def trained_model(name: str, build, fit, *, example=None, config=None,
     """
     import keras
 
-    from .seeding import course_seed
+    from ..seeding import course_seed
 
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name must be a non-empty string without '/', got {name!r}")

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from attention_course import training
+from attention_course.training import fitting
 
 
 def padded(lengths, width, start=1):
@@ -29,7 +29,7 @@ def batches(dataset):
 
 def test_every_row_once_per_epoch_trimmed_to_the_batch(data):
     lengths, source, target = data
-    dataset = training.bucketed_dataset([source, target], target, batch_size=16, seed=0)
+    dataset = fitting.bucketed_dataset([source, target], target, batch_size=16, seed=0)
     assert dataset.cardinality() == 13
     seen = []
     for (s, d), t in batches(dataset):
@@ -49,18 +49,18 @@ def test_every_row_once_per_epoch_trimmed_to_the_batch(data):
 def test_batches_change_from_epoch_to_epoch_and_repeat_with_the_seed(data):
     _, source, target = data
     order = lambda ds: [tuple(s[:, 0]) for (s, _), _ in batches(ds)]
-    dataset = training.bucketed_dataset([source, target], target, batch_size=16, seed=3)
+    dataset = fitting.bucketed_dataset([source, target], target, batch_size=16, seed=3)
     first, second = order(dataset), order(dataset)
     assert first != second
-    assert first == order(training.bucketed_dataset([source, target], target, batch_size=16, seed=3))
+    assert first == order(fitting.bucketed_dataset([source, target], target, batch_size=16, seed=3))
 
 
 def test_a_single_input_and_mismatched_rows(data):
     _, source, target = data
-    (x, y), = [(x.numpy(), y.numpy()) for x, y in training.bucketed_dataset(source, target, 500, seed=0)]
+    (x, y), = [(x.numpy(), y.numpy()) for x, y in fitting.bucketed_dataset(source, target, 500, seed=0)]
     assert x.shape == (len(source), 11) and y.shape == (len(source), 12)
     with pytest.raises(ValueError, match="different numbers of rows"):
-        training.bucketed_dataset([source, target[:-1]], target, 16, seed=0)
+        fitting.bucketed_dataset([source, target[:-1]], target, 16, seed=0)
 
 
 def test_padding_masked_models_train_the_same_on_trimmed_batches():
@@ -80,22 +80,22 @@ def test_padding_masked_models_train_the_same_on_trimmed_batches():
 
 
 def test_warmup_cosine_rises_then_decays_to_zero():
-    schedule = training.warmup_cosine(1e-3, total_steps=100, warmup_steps=10)
+    schedule = fitting.warmup_cosine(1e-3, total_steps=100, warmup_steps=10)
     values = np.array([float(schedule(step)) for step in range(101)])
     assert values[0] == 0 and values[10] == pytest.approx(1e-3)
     assert np.all(np.diff(values[:11]) > 0) and np.all(np.diff(values[10:]) <= 1e-12)
     assert values[100] == pytest.approx(0, abs=1e-9)
     with pytest.raises(ValueError, match="warmup_steps"):
-        training.warmup_cosine(1e-3, total_steps=10, warmup_steps=10)
+        fitting.warmup_cosine(1e-3, total_steps=10, warmup_steps=10)
 
 
 def test_compile_for_training_creates_the_optimizer_state_at_once():
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    training.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
+    fitting.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
     assert model.optimizer.built and len(model.optimizer.variables) > 1
 
 
 def test_compile_for_training_needs_a_built_model():
     model = keras.Sequential([keras.layers.Dense(2)])
     with pytest.raises(ValueError, match="not built yet"):
-        training.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")
+        fitting.compile_for_training(model, keras.optimizers.Adam(1e-3), "mse")

@@ -3,7 +3,7 @@
 One function trains a translator on the same split of the toy task
 (:mod:`attention_course.data.toy_translation`), decodes the held-out sentences
 greedily and scores them.  Results are cached by content
-(:func:`attention_course.cache.trained_model`), so a chapter that compares
+(:func:`attention_course.training.cache.trained_model`), so a chapter that compares
 against an earlier chapter's model reuses it instead of training it again.
 """
 
@@ -15,9 +15,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import cache, decoding, evaluation, training
-from .data import toy_translation
-from .seeding import course_seed
+from .. import decoding, evaluation
+from . import cache, fitting
+from ..data import toy_translation
+from ..seeding import course_seed
 
 #: The split every translation chapter uses: same sentences; the seed is the course seed.
 SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 29}
@@ -101,10 +102,10 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     ``seed`` (default: the course seed) seeds the data split, the
     initialisation and the order of the batches.  The model is trained, and
     the held-out sentences decoded and scored, through
-    :func:`attention_course.cache.trained_model`, so the result is keyed by
+    :func:`attention_course.training.cache.trained_model`, so the result is keyed by
     the settings, the data and the code of the model, this module, the
     decoder and the scoring.  With ``bucketed``, batches are bucketed by
-    length (:func:`attention_course.training.bucketed_dataset`); without it,
+    length (:func:`attention_course.training.fitting.bucketed_dataset`); without it,
     they are random batches padded to the longest sentence of the task.  With
     ``warmup_steps``, the learning rate rises linearly from 0 to
     ``learning_rate`` over that many steps and then decays to 0 along a cosine
@@ -136,16 +137,16 @@ def _train_and_score(model, settings: dict, train, test) -> dict:
     epochs, batch_size = settings["epochs"], settings["batch_size"]
     schedule = settings["learning_rate"]
     if settings["warmup_steps"] is not None:
-        schedule = training.warmup_cosine(schedule, epochs * -(-len(train) // batch_size),
+        schedule = fitting.warmup_cosine(schedule, epochs * -(-len(train) // batch_size),
                                           settings["warmup_steps"])
-    training.compile_for_training(
+    fitting.compile_for_training(
         model, keras.optimizers.Adam(schedule, clipnorm=1.0),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
     started = time.perf_counter()
     if settings["bucketed"]:
-        batches = training.bucketed_dataset([train.source, train.decoder_input], train.decoder_target,
+        batches = fitting.bucketed_dataset([train.source, train.decoder_input], train.decoder_target,
                                             batch_size, seed=settings["seed"])
-        held_out = training.bucketed_dataset([test.source, test.decoder_input], test.decoder_target,
+        held_out = fitting.bucketed_dataset([test.source, test.decoder_input], test.decoder_target,
                                              500, seed=settings["seed"])
         history = model.fit(batches, validation_data=held_out, epochs=epochs, verbose=0, shuffle=False)
     else:
@@ -164,7 +165,7 @@ def _train_and_score(model, settings: dict, train, test) -> dict:
 
 def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun:
     """Chapter 1's model (``attention=False``) or chapter 3's (``attention=True``)."""
-    from .models import rnn_seq2seq
+    from ..models import rnn_seq2seq
 
     config = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
               "target_vocab_size": len(toy_translation.TARGET_VOCAB),
@@ -182,7 +183,7 @@ def transformer_translator(epochs: int = 2, **config) -> TranslationRun:
     The ablations of chapter 11 change one setting each (``num_heads``,
     ``positions``, ``scale_attention``, ``pre_ln``) and train for fewer epochs.
     """
-    from .models import transformer
+    from ..models import transformer
 
     defaults = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
                 "target_vocab_size": len(toy_translation.TARGET_VOCAB),

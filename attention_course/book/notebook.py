@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .seeding import course_seed
+from ..seeding import course_seed
 
 
 def setup(seed: int | None = None) -> int:

@@ -1,0 +1,13 @@
+"""What the chapters use to show things, not what they teach.
+
+* :mod:`~attention_course.book.notebook` -- a chapter's set-up (seed, threads)
+  and gluing numbers into the prose;
+* :mod:`~attention_course.book.display` -- ``show_source``: the package's code,
+  printed where a chapter explains it;
+* :mod:`~attention_course.book.claims` -- ``claim``: a statement of the prose
+  about a trained result, checked with its margin and recorded for the
+  multi-seed table;
+* :mod:`~attention_course.book.plotting` -- attention heatmaps and curves;
+* :mod:`~attention_course.book.attention_graph` -- attention weights drawn as a
+  graph of tokens (chapter 5).
+"""

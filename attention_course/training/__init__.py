@@ -1,0 +1,11 @@
+"""Training the chapters' Keras models, once: every trained model goes through here.
+
+* :mod:`~attention_course.training.cache` -- ``trained_model``: build, train or
+  load the weights and record of an earlier run with the same content key;
+* :mod:`~attention_course.training.fitting` -- what training runs share:
+  compiling, the warm-up schedule, length-bucketed batches;
+* :mod:`~attention_course.training.experiments` -- the toy-translation runs of
+  chapters 1, 3 and 11;
+* :mod:`~attention_course.training.char_gpt` -- the character-level
+  Shakespeare GPT of chapter 13 and its shipped weights.
+"""

@@ -1,0 +1,7 @@
+"""Weights between Keras, NumPy and files.
+
+* :mod:`~attention_course.weights.keras_weights` -- ``to_numpy``: the one way
+  a Keras variable becomes a NumPy array (every ``from_keras`` uses it);
+* :mod:`~attention_course.weights.pretrained` -- reading the pretrained
+  all-MiniLM-L6-v2 from its safetensors file (chapter 12).
+"""
