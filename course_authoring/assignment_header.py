@@ -7,7 +7,7 @@ and, last, ``decode_reference``, the decoder of the hidden tests' data; what
 follows it in that cell belongs to the assignment).  Edit them here, then run
 ``python -m course_authoring.references`` (which rewrites them in every notebook)
 and ``python -m course_authoring.exercises``;
-``tests/test_exercise_references.py`` fails while a notebook differs.
+``tests/course_authoring/test_exercise_references.py`` fails while a notebook differs.
 """
 
 INSTRUCTIONS = '''\

@@ -3,7 +3,7 @@
     python -m course_authoring.exercises      # rewrite exercises/ (then commit it)
 
 This is ``nbgrader generate_assignment`` for every assignment, run in a scratch
-course directory so that no gradebook is touched; ``tests/test_exercises.py``
+course directory so that no gradebook is touched; ``tests/course_authoring/test_exercises.py``
 runs the same function and fails when ``exercises/`` is out of date.
 """
 

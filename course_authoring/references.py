@@ -13,7 +13,7 @@ blocks:
 
 Run ``python -m course_authoring.references`` after changing a generator to rewrite
 the blocks (it also writes the cells every assignment shares, from
-``assignment_header.py``); ``tests/test_exercise_references.py`` regenerates every block with
+``assignment_header.py``); ``tests/course_authoring/test_exercise_references.py`` regenerates every block with
 Keras and fails if a notebook disagrees.  Where no Keras layer exists (softmax
 with the course's masking convention, sinusoidal positions, causal masks) the
 expected values come from an independent implementation, named in the
@@ -30,6 +30,8 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+
+from attention_course.weights.randomise import randomise_weights
 
 from . import assignment_header
 
@@ -62,7 +64,7 @@ def _normal(rng, *shape, scale=1.0):
 
 def _randomise(layer, rng, scale=0.4):
     """Every weight random (Keras initialises biases to zero, which would hide a missing bias)."""
-    layer.set_weights([_normal(rng, *w.shape, scale=scale) for w in layer.get_weights()])
+    randomise_weights(layer, rng, scale=scale, vector_shift=0.0)
 
 
 def _course_softmax(x, axis, mask=None):

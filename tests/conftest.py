@@ -9,6 +9,8 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from attention_course.weights.randomise import randomise_weights  # noqa: E402
+
 
 @pytest.fixture
 def rng():
@@ -21,14 +23,8 @@ def tolerance(dtype) -> dict:
 
 
 def randomise(layer, rng):
-    """Give every weight of a built Keras layer a random value, none at its default.
-
-    Keras initialises biases and layer-norm betas to 0 and gammas to 1; a parity
-    test with those values could not tell a missing bias from a correct one.
-    Vectors (biases, gamma, beta) are shifted by 0.1 so that none is near zero.
-    """
-    layer.set_weights([rng.normal(scale=0.3, size=w.shape).astype(w.dtype) + (w.ndim == 1) * 0.1
-                       for w in layer.get_weights()])
+    """Every weight of a built Keras layer random, none at its default (see ``randomise_weights``)."""
+    randomise_weights(layer, rng, scale=0.3, vector_shift=0.1)
 
 
 def numpy(x):

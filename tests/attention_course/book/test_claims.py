@@ -113,7 +113,7 @@ def test_setup_returns_and_applies_the_course_seed(monkeypatch):
 
 # --- the committed table (``make claims``) against the chapters ------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CLAIM_NAME = re.compile(r"(?:\bclaims\.)?\bclaim\(\s*(f?)\"([^\"]+)\"")
 
 

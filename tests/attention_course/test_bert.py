@@ -10,7 +10,6 @@ from attention_course.bert import (BertEmbeddingWeights, BertEncoderWeights, ber
                                    bert_encoder, mean_pool, sentence_embeddings)
 from attention_course.bert_pretraining import IGNORE_INDEX
 from attention_course.data import bilingual
-from attention_course.data import toy_translation as task
 from attention_course.models import transformer as kt
 from attention_course.models.bert import BertEncoder, BertForMaskedLM, MaskedLMBatches
 from attention_course.normalization import layer_norm
@@ -375,48 +374,3 @@ def test_masked_lm_batches_remask_every_epoch():
     np.testing.assert_array_equal(again.corrupted.inputs, first.inputs)
     with pytest.raises(ValueError, match="ids and type_ids"):
         MaskedLMBatches(data.ids, data.type_ids[:, :3], **kwargs)
-
-
-def test_bilingual_pairs_layout_and_alignment():
-    data = bilingual.make_pairs(200, min_length=2, max_length=8, seed=0)
-    assert data.ids.shape == (200, 19) and set(data.lengths) <= set(range(2, 9))
-    english = {v: k for k, v in {**task.DETERMINERS, **task.ADJECTIVES, **task.NOUNS,
-                                 task.CONJUNCTION[0]: task.CONJUNCTION[1]}.items()}
-    for i in range(200):
-        n = int(data.lengths[i])
-        tokens = bilingual.decode(data.ids[i])
-        assert tokens[0] == "[CLS]" and tokens[n + 1] == "[SEP]" and tokens[-1] == "[SEP]"
-        assert len(tokens) == 2 * n + 3 == data.attention_mask[i].sum()
-        np.testing.assert_array_equal(data.type_ids[i, : 2 * n + 3], [0] * (n + 2) + [1] * (n + 1))
-        partner = data.partner[i]
-        real_words = np.flatnonzero(partner >= 0)
-        assert len(real_words) == 2 * n
-        np.testing.assert_array_equal(partner[partner[real_words]], real_words)   # a pairing
-        for position in range(n + 2, 2 * n + 2):                                 # French word -> English
-            assert english[tokens[position]] == tokens[partner[position]]
-    with pytest.raises(ValueError, match="not in the vocabulary"):
-        bilingual.encode(["the", "chien"], ["le", "dog!"])
-    with pytest.raises(ValueError, match="min_length"):
-        bilingual.make_pairs(3, min_length=1)
-
-
-def test_attention_grid_colour_scale():
-    """plot_attention_heads: 0..1 viridis by default; a diverging scale for differences on request."""
-    import matplotlib
-
-    matplotlib.use("agg")
-    import matplotlib.pyplot as plt
-
-    from attention_course.book import plotting
-
-    weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
-    fig = plotting.plot_attention_heads(weights, list("abcd"))
-    image = fig.axes[0].images[0]
-    assert image.get_cmap().name == "viridis" and image.get_clim() == (0.0, 1.0)
-    assert len(fig.axes) == 6
-    plt.close(fig)
-    fig = plotting.plot_attention_heads(weights - weights[::-1], list("abcd"), cmap="RdBu_r",
-                                        vmin=-0.5, vmax=0.5)
-    image = fig.axes[-1].images[0]
-    assert image.get_cmap().name == "RdBu_r" and image.get_clim() == (-0.5, 0.5)
-    plt.close(fig)

@@ -120,7 +120,7 @@ def test_every_chapter_trains_its_models_through_trained_model():
     import re
     from pathlib import Path
 
-    chapters = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.md"))
+    chapters = sorted((Path(__file__).resolve().parents[3] / "chapters").glob("*.md"))
     cells = [(path.name, cell) for path in chapters
              for cell in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)\n```", path.read_text(), re.S)]
     training = [(name, cell) for name, cell in cells if re.search(r"\.fit\(|train_on_batch\(", cell)]

@@ -20,7 +20,7 @@ from conftest import numpy, randomise
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 # A whole model stacks many float32 layers; its logits (|logit| up to ~10) agree to a few 1e-6.
 MODEL_TOL = {"rtol": 1e-5, "atol": 1e-5}
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def small_gpt(rng, vocab_size=11, max_length=12, d_model=16, num_heads=4, num_layers=2):
