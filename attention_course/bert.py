@@ -16,8 +16,8 @@ style (Reimers & Gurevych 2019) is the mean of the last hidden states over the
 real tokens, scaled to unit length (:func:`sentence_embeddings`).
 
 :class:`BertEncoderWeights` is loaded either from the pretrained
-all-MiniLM-L6-v2 (:meth:`~BertEncoderWeights.from_pretrained`, via
-:mod:`attention_course.weights.pretrained`) or from the Keras model
+all-MiniLM-L6-v2 (:func:`attention_course.weights.pretrained.load_encoder_weights`)
+or from the Keras model
 :class:`attention_course.models.bert.BertEncoder`
 (:meth:`~BertEncoderWeights.from_keras`).
 
@@ -77,31 +77,6 @@ class BertEncoderWeights:
     @property
     def num_heads(self) -> int:
         return self.blocks[0].self_attention.num_heads
-
-    @classmethod
-    def from_pretrained(cls, weights) -> "BertEncoderWeights":
-        """From :class:`attention_course.weights.pretrained.BertWeights` (e.g. ``pretrained.load_weights()``).
-
-        The attention projections become ``MultiHeadAttentionWeights`` (Keras
-        layout), the feed-forward network a GELU ``FeedForwardWeights``, the
-        layer norms ``LayerNormWeights`` with the model's epsilon.
-        """
-        config = weights.config
-        if config.hidden_act != "gelu":
-            raise ValueError(f"only the exact GELU is implemented; the model uses {config.hidden_act!r}")
-
-        def norm(layer_norm):
-            return LayerNormWeights(layer_norm.gamma, layer_norm.beta, epsilon=config.layer_norm_eps)
-
-        e = weights.embeddings
-        embeddings = BertEmbeddingWeights(e.word, e.position, e.token_type, norm(e.layer_norm))
-        blocks = [EncoderBlockWeights(
-            self_attention=layer.attention_weights(config.num_heads),
-            attention_norm=norm(layer.attention_layer_norm),
-            feed_forward=FeedForwardWeights(layer.intermediate.kernel, layer.intermediate.bias,
-                                            layer.output.kernel, layer.output.bias, activation="gelu"),
-            feed_forward_norm=norm(layer.output_layer_norm)) for layer in weights.layers]
-        return cls(embeddings, blocks)
 
     @classmethod
     def from_keras(cls, model) -> "BertEncoderWeights":

@@ -67,6 +67,15 @@ def _randomise(layer, rng, scale=0.4):
     randomise_weights(layer, rng, scale=scale, vector_shift=0.0)
 
 
+def _with_masks(case: dict, q_mask, v_mask) -> dict:
+    """``case`` plus the masks that were used (a test passes them on only when present)."""
+    if q_mask is not None:
+        case["query_mask"] = q_mask
+    if v_mask is not None:
+        case["value_mask"] = v_mask
+    return case
+
+
 def _course_softmax(x, axis, mask=None):
     from attention_course.softmax import softmax
 
@@ -133,11 +142,7 @@ def _additive(rng, B, Tq, Tk, d, dv, use_scale=True, q_mask=None, v_mask=None):
     case = {"query": q, "key": k, "value": v, "output": _np(out), "weights": _np(weights)}
     if use_scale:
         case["scale"] = _np(layer.scale)
-    if q_mask is not None:
-        case["query_mask"] = q_mask
-    if v_mask is not None:
-        case["value_mask"] = v_mask
-    return case
+    return _with_masks(case, q_mask, v_mask)
 
 
 def additive_example():
@@ -177,11 +182,7 @@ def _luong(rng, B, Tq, Tk, d, dv, scale, q_mask=None, v_mask=None, causal=False)
     out, weights = layer([q, v, k], mask=mask, return_attention_scores=True, use_causal_mask=causal)
     case = {"query": q, "key": k, "value": v, "scale": np.array(scale, dtype=F32),
             "output": _np(out), "weights": _np(weights), "causal": np.array(causal)}
-    if q_mask is not None:
-        case["query_mask"] = q_mask
-    if v_mask is not None:
-        case["value_mask"] = v_mask
-    return case
+    return _with_masks(case, q_mask, v_mask)
 
 
 def dot_example():

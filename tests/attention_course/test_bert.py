@@ -27,7 +27,7 @@ HIDDEN_TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 @pytest.fixture(scope="module")
 def weights():
-    return BertEncoderWeights.from_pretrained(pretrained.load_weights())
+    return pretrained.load_encoder_weights()
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ from scipy.special import erf
 from tokenizers import Tokenizer
 
 from attention_course.multi_head import MultiHeadAttentionWeights, multi_head_attention
-from attention_course.weights.pretrained import (BertConfig, Dense, attention_from_hf, dense_from_hf,
-                                         load_config, load_hf_state_dict, load_reference,
-                                         load_tokenizer, load_weights, model_dir, weights_from_hf)
+from attention_course.weights.pretrained import (BertConfig, encoder_weights_from_hf, load_config,
+                                                 load_encoder_weights, load_hf_state_dict, load_reference,
+                                                 load_tokenizer, model_dir)
 from conftest import tolerance
 
 
@@ -19,7 +19,7 @@ def state():
 
 @pytest.fixture(scope="module")
 def weights():
-    return load_weights()
+    return load_encoder_weights()
 
 
 @pytest.fixture(scope="module")
@@ -35,33 +35,36 @@ def test_config_is_minilm():
 
 
 def test_weight_shapes(weights):
-    c = weights.config
+    c = load_config()
     d, d_ff = c.hidden_size, c.intermediate_size
     assert weights.embeddings.word.shape == (c.vocab_size, d)
     assert weights.embeddings.position.shape == (c.max_position_embeddings, d)
     assert weights.embeddings.token_type.shape == (c.type_vocab_size, d)
-    assert weights.embeddings.layer_norm.gamma.shape == (d,)
-    assert len(weights.layers) == c.num_layers
-    for layer in weights.layers:
-        for dense in (layer.query, layer.key, layer.value, layer.attention_output):
-            assert dense.kernel.shape == (d, d) and dense.bias.shape == (d,)
-        assert layer.intermediate.kernel.shape == (d, d_ff)
-        assert layer.output.kernel.shape == (d_ff, d)
-        assert layer.attention_layer_norm.beta.shape == layer.output_layer_norm.gamma.shape == (d,)
-        mha = layer.attention_weights(c.num_heads)
+    assert weights.embeddings.norm.gamma.shape == (d,) and weights.embeddings.norm.epsilon == 1e-12
+    assert len(weights.blocks) == c.num_layers
+    for block in weights.blocks:
+        mha = block.self_attention
         assert mha.query_kernel.shape == (d, 12, 32) and mha.output_kernel.shape == (12, 32, d)
         assert mha.query_bias.shape == (12, 32) and mha.output_bias.shape == (d,)
-    assert all(a.dtype == np.float32 for a in (weights.embeddings.word, weights.layers[0].query.kernel))
+        assert block.feed_forward.kernel_1.shape == (d, d_ff) and block.feed_forward.kernel_2.shape == (d_ff, d)
+        assert block.feed_forward.activation == "gelu"
+        assert block.attention_norm.beta.shape == block.feed_forward_norm.gamma.shape == (d,)
+    assert all(a.dtype == np.float32 for a in (weights.embeddings.word, weights.blocks[0].self_attention.query_kernel))
 
 
 @pytest.mark.parametrize("layer", [0, 5])
-def test_kernels_are_hf_weights_transposed(weights, state, layer):
+def test_kernels_are_hf_weights_transposed_and_split_into_heads(weights, state, layer):
     p = f"encoder.layer.{layer}"
-    ours = weights.layers[layer]
-    np.testing.assert_array_equal(ours.query.kernel, state[f"{p}.attention.self.query.weight"].T)
-    np.testing.assert_array_equal(ours.intermediate.kernel, state[f"{p}.intermediate.dense.weight"].T)
-    np.testing.assert_array_equal(ours.output.bias, state[f"{p}.output.dense.bias"])
-    np.testing.assert_array_equal(ours.output_layer_norm.gamma, state[f"{p}.output.LayerNorm.weight"])
+    ours = weights.blocks[layer]
+    q = state[f"{p}.attention.self.query.weight"]
+    np.testing.assert_array_equal(ours.self_attention.query_kernel.reshape(384, 384), q.T)
+    # head h of the query projection is rows h*32 .. h*32+31 of HF's (out, in) weight
+    np.testing.assert_array_equal(ours.self_attention.query_kernel[:, 4, :], q[128:160].T)
+    np.testing.assert_array_equal(ours.self_attention.output_kernel[4],
+                                  state[f"{p}.attention.output.dense.weight"][:, 128:160].T)
+    np.testing.assert_array_equal(ours.feed_forward.kernel_1, state[f"{p}.intermediate.dense.weight"].T)
+    np.testing.assert_array_equal(ours.feed_forward.bias_2, state[f"{p}.output.dense.bias"])
+    np.testing.assert_array_equal(ours.feed_forward_norm.gamma, state[f"{p}.output.LayerNorm.weight"])
 
 
 def hf_self_attention(x, state, layer, num_heads, key_mask=None):
@@ -77,7 +80,7 @@ def hf_self_attention(x, state, layer, num_heads, key_mask=None):
         return y.reshape(B, T, num_heads, head_dim).transpose(0, 2, 1, 3)
 
     q, k, v = heads(linear("self.query", x)), heads(linear("self.key", x)), heads(linear("self.value", x))
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_dim)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(x.dtype.type(head_dim))   # stays in x.dtype
     if key_mask is not None:  # HF adds the dtype's minimum on padding keys
         scores = scores + np.where(key_mask, 0.0, np.finfo(x.dtype).min)[:, None, None, :]
     scores = scores - scores.max(-1, keepdims=True)
@@ -100,7 +103,7 @@ def test_converted_attention_equals_direct_hf_computation(state, weights, layer,
     hf_state = {k: v.astype(dtype) for k, v in state.items() if f"layer.{layer}.attention" in k}
     expected, expected_probs = hf_self_attention(x, hf_state, layer, 12, key_mask if padding else None)
 
-    mha = weights.layers[layer].attention_weights(weights.config.num_heads)
+    mha = weights.blocks[layer].self_attention
     if dtype == "float64":
         mha = MultiHeadAttentionWeights(**{k: v.astype(np.float64) for k, v in vars(mha).items()})
     out, probs = multi_head_attention(x, x, mha, value_mask=key_mask if padding else None)
@@ -112,43 +115,26 @@ def test_converted_attention_equals_direct_hf_computation(state, weights, layer,
                                                  else {"rtol": 1e-5, "atol": 1e-5}))
 
 
-def test_attention_from_hf_matches_method(state, weights):
-    p = "encoder.layer.2.attention"
-    names = ("self.query", "self.key", "self.value", "output.dense")
-    args = [state[f"{p}.{n}.{kind}"] for n in names for kind in ("weight", "bias")]
-    direct = attention_from_hf(*args, num_heads=12)
-    via_layer = weights.layers[2].attention_weights(12)
-    for name, value in vars(direct).items():
-        np.testing.assert_array_equal(value, getattr(via_layer, name))
-    # head h of the query projection is rows h*32 .. h*32+31 of HF's (out, in) weight
-    np.testing.assert_array_equal(direct.query_kernel[:, 4, :], state[f"{p}.self.query.weight"][128:160].T)
-    np.testing.assert_array_equal(direct.output_kernel[4], state[f"{p}.output.dense.weight"][:, 128:160].T)
-
-
 def test_conversion_errors(state):
-    w = state["encoder.layer.0.attention.self.query.weight"]
-    b = state["encoder.layer.0.attention.self.query.bias"]
-    with pytest.raises(ValueError, match="d_out"):
-        dense_from_hf(w, b[:10])
-    with pytest.raises(ValueError, match="heads"):
-        attention_from_hf(w, b, w, b, w, b, w, b, num_heads=7)
-    with pytest.raises(ValueError, match="key.kernel"):
-        attention_from_hf(w, b, w[:, :100], b, w, b, w, b, num_heads=12)
-    with pytest.raises(ValueError, match="d_in, d_out"):
-        Dense(kernel=np.zeros((3, 4)), bias=np.zeros(3))
+    config = load_config()
     with pytest.raises(ValueError, match="divisible"):
         BertConfig(hidden_size=384, num_heads=5)
+    with pytest.raises(ValueError, match="GELU"):
+        encoder_weights_from_hf(state, BertConfig(hidden_act="relu"))
+    broken = dict(state, **{"encoder.layer.2.attention.self.key.bias": np.zeros(10, np.float32)})
+    with pytest.raises(ValueError, match=r"encoder.layer.2.attention.self.key.bias must have shape \(384,\)"):
+        encoder_weights_from_hf(broken, config)
 
 
-def test_weights_from_hf_accepts_prefix_and_names_missing_tensors(state):
+def test_conversion_accepts_prefix_and_names_missing_tensors(state):
     config = load_config()
     prefixed = {f"bert.{k}": v for k, v in state.items()}
-    assert weights_from_hf(prefixed, config).layers[1].key.kernel.shape == (384, 384)
+    assert encoder_weights_from_hf(prefixed, config).blocks[1].self_attention.key_kernel.shape == (384, 12, 32)
     incomplete = {k: v for k, v in state.items() if "layer.4.intermediate" not in k}
     with pytest.raises(ValueError, match="layer.4.intermediate"):
-        weights_from_hf(incomplete, config)
+        encoder_weights_from_hf(incomplete, config)
     with pytest.raises(ValueError, match="shape"):
-        weights_from_hf(state, BertConfig(num_layers=6, intermediate_size=1024))
+        encoder_weights_from_hf(state, BertConfig(num_layers=6, intermediate_size=1024))
 
 
 # ---------------------------------------------------------------- the reference file
@@ -186,32 +172,33 @@ def test_reference_token_ids_equal_both_tokenizers(reference):
     np.testing.assert_array_equal([e.attention_mask for e in encodings], reference.attention_mask)
 
 
-def numpy_bert_oracle(weights, ids, mask):
-    """A compact BERT forward pass, for this test only (the chapter builds its own encoder from
-    the course's blocks): it shows the loaded weights and the conversion reproduce the reference."""
-    def layer_norm(x, ln):
+def numpy_bert_oracle(state, config, ids, mask):
+    """BERT's forward pass written straight from the Hugging Face tensors, for this test only: the
+    file read without PyTorch reproduces the reference (the course's encoder is checked in test_bert)."""
+    def layer_norm(x, prefix):
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + weights.config.layer_norm_eps) * ln.gamma + ln.beta
+        return (x - mean) / np.sqrt(var + config.layer_norm_eps) * state[f"{prefix}.weight"] + state[f"{prefix}.bias"]
 
-    def dense(x, d):
-        return x @ d.kernel + d.bias
+    def linear(x, prefix):
+        return x @ state[f"{prefix}.weight"].T + state[f"{prefix}.bias"]
 
-    emb = weights.embeddings
     T = ids.shape[1]
-    x = layer_norm(emb.word[ids] + emb.position[:T] + emb.token_type[0], emb.layer_norm)
-    for layer in weights.layers:
-        attended, _ = multi_head_attention(x, x, layer.attention_weights(weights.config.num_heads),
-                                           value_mask=mask)
-        x = layer_norm(x + attended, layer.attention_layer_norm)
-        h = dense(x, layer.intermediate)
+    x = (state["embeddings.word_embeddings.weight"][ids] + state["embeddings.position_embeddings.weight"][:T]
+         + state["embeddings.token_type_embeddings.weight"][0])
+    x = layer_norm(x, "embeddings.LayerNorm")
+    for layer in range(config.num_layers):
+        p = f"encoder.layer.{layer}"
+        attended, _ = hf_self_attention(x, state, layer, config.num_heads, key_mask=mask)
+        x = layer_norm(x + attended, f"{p}.attention.output.LayerNorm")
+        h = linear(x, f"{p}.intermediate.dense")
         h = 0.5 * h * (1.0 + erf(h / np.float32(np.sqrt(2.0))))  # exact (erf) GELU, in float32
-        x = layer_norm(x + dense(h, layer.output), layer.output_layer_norm)
+        x = layer_norm(x + linear(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
     return x
 
 
-def test_loaded_weights_reproduce_the_reference(weights, reference):
-    hidden = numpy_bert_oracle(weights, reference.input_ids, reference.attention_mask)
+def test_the_file_read_without_pytorch_reproduces_the_reference(state, reference):
+    hidden = numpy_bert_oracle(state, load_config(), reference.input_ids, reference.attention_mask)
     mask = reference.attention_mask
     assert hidden.dtype == np.float32
     # float32 through 6 layers against PyTorch's float32 (other summation orders):
