@@ -13,7 +13,7 @@ which is the order of ``tf.image.extract_patches`` and of a ``Conv2D``
 kernel ``(P, P, C, d_model)`` reshaped to ``(P * P * C, d_model)``: a strided
 convolution with kernel size and stride ``P`` *is* patchify followed by a
 dense projection.  :class:`ViTWeights` reads the weights of
-:class:`attention_course.models.vit.VisionTransformer`, so that
+:class:`attention_course.models.vision.VisionTransformer`, so that
 :func:`vit_forward` can be compared with the Keras model number for number.
 
 :func:`attention_rollout` (Abnar & Zuidema, 2020) follows the attention
@@ -111,7 +111,7 @@ def unpatchify(patches, patch_size: int, height: int, width: int) -> np.ndarray:
 
 @dataclass
 class ViTWeights:
-    """Every parameter of :class:`attention_course.models.vit.VisionTransformer`.
+    """Every parameter of :class:`attention_course.models.vision.VisionTransformer`.
 
     ``patch_kernel`` is the patch-embedding convolution's kernel
     ``(P, P, C, d)`` flattened to ``(P * P * C, d)``, so that it multiplies
@@ -147,7 +147,7 @@ class ViTWeights:
 
     @classmethod
     def from_keras(cls, model) -> "ViTWeights":
-        """From a built :class:`attention_course.models.vit.VisionTransformer`."""
+        """From a built :class:`attention_course.models.vision.VisionTransformer`."""
         if not model.built:
             raise ValueError("the Keras model has no weights yet: call it once first")
         numpy = to_numpy

@@ -537,10 +537,40 @@ def embed_hidden():
     return out
 
 
+#: Every block a source notebook may contain, by the name it has there (``# BEGIN GENERATED <name>``).
+#: A name ending in ``_hidden`` or ``_data`` is rendered encoded (:func:`is_hidden`).
 GENERATORS = {
-    name: function for name, function in globals().items()
-    if callable(function) and (name.endswith(("_hidden", "_example", "_example_data")))
-    and not name.startswith("_")
+    # Assignment 1: softmax and additive attention
+    "softmax_stability_hidden": softmax_stability_hidden,
+    "softmax_axes_hidden": softmax_axes_hidden,
+    "softmax_masks_hidden": softmax_masks_hidden,
+    "additive_example": additive_example,
+    "additive_hidden": additive_hidden,
+    # Assignment 2: dot-product attention
+    "dot_example": dot_example,
+    "dot_scores_hidden": dot_scores_hidden,
+    "causal_hidden": causal_hidden,
+    "attention_hidden": attention_hidden,
+    "attention_causal_hidden": attention_causal_hidden,
+    "scaled_hidden": scaled_hidden,
+    # Assignment 3: multi-head attention
+    "mha_example_data": mha_example_data,
+    "split_hidden": split_hidden,
+    "mha_hidden": mha_hidden,
+    "mha_masks_hidden": mha_masks_hidden,
+    # Assignment 4: positional encoding, layer normalization, residuals
+    "positional_hidden": positional_hidden,
+    "layer_norm_example": layer_norm_example,
+    "layer_norm_hidden": layer_norm_hidden,
+    "residual_hidden": residual_hidden,
+    # Assignment 5: the encoder block
+    "ffn_hidden": ffn_hidden,
+    "encoder_example_data": encoder_example_data,
+    "encoder_hidden": encoder_hidden,
+    "encoder_pre_ln_hidden": encoder_pre_ln_hidden,
+    # Assignment 6: patches for the Vision Transformer
+    "patches_hidden": patches_hidden,
+    "embed_hidden": embed_hidden,
 }
 
 

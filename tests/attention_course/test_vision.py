@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from attention_course import vision
-from attention_course.models.vit import RandomShift, VisionTransformer, small_cnn
+from attention_course.models.vision import RandomShift, VisionTransformer, small_cnn
 from conftest import numpy
 
 # A whole model stacks many float32 layers; its logits agree to a few 1e-6 (as in test_transformer).

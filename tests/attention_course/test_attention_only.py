@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 
 from attention_course import head_analysis
-from attention_course.models import attention_only
+from attention_course import attention_only
+from attention_course.models import attention_only as keras_attention_only
 
 
 def randomised_model(rng, num_heads, readout_position, vocab_size=11, length=6, num_classes=5):
-    model = attention_only.build_model(vocab_size, length, num_classes, d_model=12,
+    model = keras_attention_only.build_model(vocab_size, length, num_classes, d_model=12,
                                        num_heads=num_heads, key_dim=4,
                                        readout_position=readout_position)
     model.set_weights([rng.normal(scale=0.4, size=w.shape).astype(w.dtype) for w in model.get_weights()])

@@ -1,0 +1,98 @@
+"""The attention-only models of chapters 5 and 6, in NumPy: what the Keras model computes.
+
+The Keras model (:func:`attention_course.models.attention_only.build_model`)
+is what gets trained::
+
+    x_0    = E[tokens] + P                       (B, T, d_model)  token + position embeddings
+    x_l    = x_{l-1} + MHA_l(x_{l-1}, x_{l-1})   l = 1 .. L        self-attention, residual
+    logits = x_L W + b                           at every position, or at one
+
+:func:`numpy_forward`, with the weights read by :meth:`AttentionOnlyWeights.from_keras`,
+runs the course's :func:`~attention_course.multi_head.multi_head_attention` with
+the trained weights; it returns every layer's attention weights, and it lets a
+chapter switch a head off by editing its weights
+(:func:`attention_course.head_analysis.ablate_heads`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .multi_head import MultiHeadAttentionWeights, multi_head_attention
+from .weights.keras_weights import to_numpy
+
+
+@dataclass
+class AttentionOnlyWeights:
+    """Every parameter of an attention-only model, as NumPy arrays.
+
+    Attributes:
+        token_embeddings: ``(vocab_size, d_model)``.
+        position_embeddings: ``(length, d_model)``.
+        layers: one :class:`~attention_course.multi_head.MultiHeadAttentionWeights` per layer.
+        readout_kernel: ``(d_model, num_classes)``; ``readout_bias``: ``(num_classes,)``.
+        readout_position: the position the logits are read at (None: every position).
+
+    Used in chapter 5, *Self-attention*, in the section on what "it" refers to, and in chapter 6.
+    """
+
+    token_embeddings: np.ndarray
+    position_embeddings: np.ndarray
+    layers: list[MultiHeadAttentionWeights]
+    readout_kernel: np.ndarray
+    readout_bias: np.ndarray
+    readout_position: int | None = None
+
+    @classmethod
+    def from_keras(cls, model) -> "AttentionOnlyWeights":
+        """Copy the weights out of a model made by :func:`attention_course.models.attention_only.build_model`."""
+        import keras
+
+        embedding = model.get_layer("embedding")
+        attention_layers = [layer for layer in model.layers
+                            if isinstance(layer, keras.layers.MultiHeadAttention)]
+        readout = model.get_layer("readout")
+        numpy = to_numpy
+        return cls(numpy(embedding.token_embeddings), numpy(embedding.position_embeddings),
+                   [MultiHeadAttentionWeights.from_keras(layer) for layer in attention_layers],
+                   numpy(readout.kernel), numpy(readout.bias),
+                   getattr(model, "readout_position", None))
+
+    def with_layer(self, index: int, layer: MultiHeadAttentionWeights) -> "AttentionOnlyWeights":
+        """A copy with layer ``index`` replaced (e.g. by one with heads ablated)."""
+        layers = list(self.layers)
+        layers[index] = layer
+        return dataclasses.replace(self, layers=layers)
+
+
+def numpy_forward(weights: AttentionOnlyWeights, tokens) -> tuple[np.ndarray, list[np.ndarray]]:
+    """What the Keras model computes, in NumPy.
+
+    Args:
+        weights: the model's parameters (possibly edited, e.g. heads ablated).
+        tokens: ``(B, T)`` integer ids.
+
+    Returns:
+        ``logits`` -- ``(B, T, num_classes)``, or ``(B, num_classes)`` for a
+        one-position read-out -- and the attention weights of every layer,
+        a list of ``(B, N, T, T)`` arrays.
+
+    Explained in chapter 5, *Self-attention*, in the section on what "it" refers to.
+    """
+    tokens = np.asarray(tokens)
+    length = weights.position_embeddings.shape[0]
+    if tokens.ndim != 2 or tokens.shape[1] != length or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError(f"tokens must be integer ids of shape (B, {length}); "
+                         f"got {tokens.dtype} {tokens.shape}")
+    x = weights.token_embeddings[tokens] + weights.position_embeddings   # (B, T, d_model)
+    attention = []
+    for layer in weights.layers:
+        output, scores = multi_head_attention(x, x, layer)
+        x = x + output                                                   # residual connection
+        attention.append(scores)
+    if weights.readout_position is not None:
+        x = x[:, weights.readout_position]
+    return x @ weights.readout_kernel + weights.readout_bias, attention
