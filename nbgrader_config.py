@@ -4,7 +4,7 @@ Run nbgrader's own commands from the repository's root, where this file is
 (``nbgrader generate_assignment a1_softmax_additive``), or the course's grading
 command, ``python -m course_grader``, which reads this file too.  The
 assignments' sources are ``solutions/`` and their released versions
-``exercises/``.  What grading produces (``gradebook.db``, ``submitted/``,
+``book/exercises/`` (pages of the book).  What grading produces (``gradebook.db``, ``submitted/``,
 ``autograded/``, ``feedback/``, ``logs/``, the grades CSVs) lands in the
 course directory, ``grading/`` by default (ignored by git); ``--course-dir``
 moves it.
@@ -32,7 +32,7 @@ c.CourseDirectory.course_id = "attention-transformers"
 HERE = Path(__file__).resolve().parent
 c.CourseDirectory.root = str(HERE / "grading")
 c.CourseDirectory.source_directory = str(HERE / "solutions")
-c.CourseDirectory.release_directory = str(HERE / "exercises")
+c.CourseDirectory.release_directory = str(HERE / "book" / "exercises")   # pages of the book
 
 # Deleted test cells come back (edited ones always do, by checksum); renamed ones are the student's.
 c.OverwriteCells.add_missing_cells = True

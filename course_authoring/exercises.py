@@ -18,7 +18,7 @@ from course_grader.nbgrader_api import load_config, make_api, use_fast_alembic_h
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
-EXERCISES = ROOT / "exercises"
+EXERCISES = ROOT / "book" / "exercises"   # the student notebooks are pages of the book
 
 
 def assignments() -> list[str]:

@@ -2,7 +2,11 @@
 
 Run by ``make book``.  Two steps:
 
-1. **Execute what changed, in parallel.**  Every chapter of ``_toc.yml`` has a
+The book is the folder ``book/`` (its configuration, pages, chapters and
+Sphinx extension); what the build writes goes to ``_build/`` at the
+repository's root.
+
+1. **Execute what changed, in parallel.**  Every chapter of ``book/_toc.yml`` has a
    key (``chapter_execution.chapter_key``): its code cells, the package modules
    it imports, the pinned requirements and the course seed.  A chapter whose
    key differs from the one its cached outputs were made with is executed
@@ -33,9 +37,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import chapter_execution  # noqa: E402
-import course_notebooks  # noqa: E402
 
 ROOT = chapter_execution.ROOT
+BOOK = chapter_execution.BOOK
+sys.path.insert(0, str(BOOK / "_ext"))   # the book's Sphinx extension reads the table of contents
+import course_notebooks  # noqa: E402
+
 BUILD = ROOT / "_build"
 EXECUTION_CACHE = BUILD / ".jupyter_cache"
 DOCTREES = BUILD / ".doctrees"
@@ -48,8 +55,8 @@ def chapters() -> list[Path]:
     from myst_nb.core.read import is_myst_markdown_notebook
 
     paths = []
-    for docname in course_notebooks.toc_docnames(ROOT):
-        path = course_notebooks.source_path(docname, ROOT)
+    for docname in course_notebooks.toc_docnames(BOOK):
+        path = course_notebooks.source_path(docname, BOOK)
         if path.suffix == ".md" and is_myst_markdown_notebook(path.read_text()):
             paths.append(path)
     return paths
@@ -76,7 +83,7 @@ def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     environment = keyed | {claims.FOLDER_VARIABLE: str(CLAIMS), claims.MODE_VARIABLE: "assert"}
     jobs, current = [], {}
     for path in paths:
-        docname = str(path.relative_to(ROOT).with_suffix(""))
+        docname = str(path.relative_to(BOOK).with_suffix(""))
         notebook = chapter_execution.read_chapter(path)
         current[docname] = chapter_execution.chapter_key(path, notebook, keyed)
         try:
@@ -105,7 +112,7 @@ def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     for result in results:
         if result.error is not None:
             continue
-        docname = str(result.job.path.relative_to(ROOT).with_suffix(""))
+        docname = str(result.job.path.relative_to(BOOK).with_suffix(""))
         cache.cache_notebook_bundle(
             CacheBundleIn(result.job.notebook, str(result.job.path),
                           data={"execution_seconds": result.seconds}),
@@ -150,8 +157,8 @@ def main() -> int:
               f"({', '.join(r.name for r in failed)})", file=sys.stderr)
         return 1
 
-    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(ROOT),
-               "-W", "-n", "--keep-going"]
+    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(BOOK),
+               "--path-output", str(ROOT), "-W", "-n", "--keep-going"]
     code = subprocess.call(command, cwd=ROOT)
     seconds = time.perf_counter() - started
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
 PACKAGE = "attention_course"
 CELL_TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
 
@@ -48,7 +49,7 @@ def markdown_config():
     import yaml
     from myst_parser.config.main import MdParserConfig
 
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = yaml.safe_load((BOOK / "_config.yml").read_text())
     extensions = config.get("parse", {}).get("myst_enable_extensions", [])
     return MdParserConfig(enable_extensions=set(extensions))
 

@@ -12,6 +12,12 @@ Chapters 3 and 11 load chapter 1's translator the same way.
 
 The cache lives in ``$ATTENTION_COURSE_CACHE`` (the book's build points it
 into ``_build/``) or, by default, in ``~/.cache/attention-course``.
+
+A model too slow to train while a chapter executes (chapter 13's GPT) goes
+through the same function: a script trains it once and :func:`ship` writes
+it into the package with its *recipe key* (the content key without the
+library versions); ``trained_model(..., shipped=...)`` then loads it, and
+refuses, naming the script to run, if the recipe has changed since.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 import time
 import types
 from pathlib import Path
@@ -98,7 +105,10 @@ class _ContentHasher:
     """Feeds a SHA-256 with what an object is and, recursively, what it depends on.
 
     * Plain values, containers, NumPy arrays and dataclasses: their values.
-    * A module of this package: its source, and the package modules it
+    Code counts by what it does: its syntax tree without docstrings (so a
+    docstring, a comment or a blank line changes no key).
+
+    * A module of this package: its code, and the package modules it
       imports anywhere in it, recursively (so a model module's key covers the
       layers it imports, and an edit to a plotting module changes no model's
       key).  Other modules: their name (the library versions are part of
@@ -185,7 +195,7 @@ class _ContentHasher:
         if not _in_package(module):
             return
         source = inspect.getsource(module)
-        self.digest.update(source.encode())
+        self.digest.update(_code(source).encode())
         for name in sorted(_package_imports(module, source)):
             self.feed(importlib.import_module(name), f"{module.__name__} imports {name}")
 
@@ -195,7 +205,7 @@ class _ContentHasher:
             source = inspect.getsource(function)
         except (OSError, TypeError) as error:
             raise TypeError(f"cannot read the source of {where} ({function.__qualname__}): {error}") from None
-        self.digest.update(source.encode())
+        self.digest.update(_code(source).encode())
         if isinstance(function, type):
             return
         self._feed_bindings(function, where)
@@ -224,6 +234,21 @@ class _ContentHasher:
             self.feed(np.asarray(weight), f"{where}.weights[{i}]")
         if not hasattr(obj, "get_config"):  # an instance of a plain class of the package
             self.feed(vars(obj), where)
+
+
+def _code(source: str) -> str:
+    """``source``'s syntax tree without docstrings, as text; the source itself if it does not parse alone."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:  # e.g. a lambda cut out of a longer line
+        return source
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def _stable_repr(obj) -> str:
@@ -283,12 +308,16 @@ def _names_used(code) -> set[str]:
     return names
 
 
-def content_key(*objects) -> str:
-    """A short hash of ``objects`` and of everything they depend on (see :class:`_ContentHasher`)."""
+def content_key(*objects, versions: bool = True) -> str:
+    """A short hash of ``objects`` and of everything they depend on (see :class:`_ContentHasher`).
+
+    With ``versions``, also of the keras, tensorflow and numpy versions.
+    """
     hasher = _ContentHasher()
     for i, obj in enumerate(objects):
         hasher.feed(obj, f"argument {i}")
-    hasher.digest.update(_library_versions().encode())
+    if versions:
+        hasher.digest.update(_library_versions().encode())
     return hasher.digest.hexdigest()[:16]
 
 
@@ -302,16 +331,63 @@ class TrainedModel:
         seconds: how long ``fit`` took when it ran (on this machine or the one
             that filled the cache).
         cached: whether the model was loaded instead of trained.
+        recipe_key: the content key of the recipe without the library versions
+            (what :func:`ship` records).
     """
 
     model: object
     record: dict
     seconds: float
     cached: bool
+    recipe_key: str = ""
+
+
+class StaleShippedRun(RuntimeError):
+    """The shipped weights were trained by another recipe than the code asks for now."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ShippedRun:
+    """A run trained once by a script and shipped inside the package.
+
+    ``weights_file``: a ``.npz`` of float16 arrays keyed by Keras variable path;
+    ``record_file``: JSON with ``recipe_key``, ``seconds`` and the run's record;
+    ``script``: the command that trains and ships it again.
+    """
+
+    weights_file: Path
+    record_file: Path
+    script: str
+
+    def read_record(self) -> dict:
+        return json.loads(Path(self.record_file).read_text())
+
+    def load_into(self, model) -> None:
+        """Assign the shipped weights (widened to float32) to ``model``'s variables, by path."""
+        with np.load(self.weights_file) as arrays:
+            stored, expected = set(arrays.files), {variable.path for variable in model.weights}
+            if stored != expected:
+                raise ValueError(f"{self.weights_file} does not match the model: missing "
+                                 f"{sorted(expected - stored)}, unexpected {sorted(stored - expected)}")
+            for variable in model.weights:
+                variable.assign(arrays[variable.path].astype(np.float32))
+
+
+def ship(run: "TrainedModel", shipped: ShippedRun, extra: dict | None = None) -> None:
+    """Write ``run`` as ``shipped`` describes: float16 weights, and its record with its recipe key."""
+    arrays = {variable.path: np.asarray(variable.numpy(), dtype=np.float16) for variable in run.model.weights}
+    if len(arrays) != len(run.model.weights):
+        raise ValueError("two of the model's variables share a path")
+    if any(isinstance(v, np.ndarray) for v in run.record.values()):
+        raise TypeError("a shipped record holds JSON values only")
+    Path(shipped.weights_file).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(shipped.weights_file, **arrays)
+    record = {"recipe_key": run.recipe_key, "seconds": run.seconds, **run.record, **(extra or {})}
+    Path(shipped.record_file).write_text(json.dumps(record, indent=1) + "\n")
 
 
 def trained_model(name: str, build, fit, *, example=None, config=None,
-                  seed: int | None = None) -> TrainedModel:
+                  seed: int | None = None, shipped: ShippedRun | None = None) -> TrainedModel:
     """Build ``build()`` and train it with ``fit(model)``, or load the run with the same key.
 
     ``fit`` compiles and trains the model it is given and returns a dict of
@@ -326,6 +402,10 @@ def trained_model(name: str, build, fit, *, example=None, config=None,
     The key is :func:`content_key` of ``name``, both functions, ``config``
     and the seed.  A second process asking for the same key while the first
     trains waits and loads its result.
+
+    With ``shipped``, nothing is trained: the shipped run is loaded if it was
+    trained by this recipe (same key without the library versions), and
+    :class:`StaleShippedRun` names the script to run if it was not.
     """
     import keras
 
@@ -334,6 +414,14 @@ def trained_model(name: str, build, fit, *, example=None, config=None,
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name must be a non-empty string without '/', got {name!r}")
     seed = course_seed() if seed is None else seed
+    recipe_key = content_key(name, build, fit, config, seed, versions=False)
+    if shipped is not None:
+        record = shipped.read_record()
+        if record.get("recipe_key") != recipe_key:
+            raise StaleShippedRun(
+                f"{name}: {shipped.weights_file} was trained by another recipe (key "
+                f"{record.get('recipe_key')}, the code's is {recipe_key}): run `{shipped.script}` "
+                "to train and ship it again, or undo the change to the code it depends on")
     folder = cache_dir() / f"{name}-{content_key(name, build, fit, config, seed)}"
     keras.utils.set_random_seed(seed)
     model = build()
@@ -342,6 +430,10 @@ def trained_model(name: str, build, fit, *, example=None, config=None,
             raise ValueError(f"{name}: build() returned a model without weights; pass `example`, "
                              "an input to call it on once")
         model(example)
+    if shipped is not None:
+        shipped.load_into(model)
+        keras.utils.set_random_seed(seed)
+        return TrainedModel(model, record, record["seconds"], True, recipe_key)
     with locked(folder):
         cached = folder.exists()
         if not cached:
@@ -356,7 +448,7 @@ def trained_model(name: str, build, fit, *, example=None, config=None,
         model.load_weights(folder / "model.weights.h5")
         record, seconds = _read_run(folder)
     keras.utils.set_random_seed(seed)
-    return TrainedModel(model, record, seconds, cached)
+    return TrainedModel(model, record, seconds, cached, recipe_key)
 
 
 def _write_run(folder: Path, model, record: dict, seconds: float) -> None:

@@ -6,16 +6,19 @@ random windows, 2000 steps of AdamW (learning rate 1e-3 after 100 warm-up
 steps, cosine decay to 1e-4, ``beta_2 = 0.99``, weight decay 0.1 on the
 matrices only, gradients clipped to norm 1), no dropout.
 
-Training takes minutes, longer than a chapter may, so ``scripts/train_char_gpt.py``
-runs :func:`train` once and :func:`save` writes the weights (float16, about
-1.6 MB) and the training history (JSON, with the versions used) into the
-package.  The chapter loads them with :func:`load` and measures the
-validation loss itself.
+Training takes minutes, longer than a chapter may.  :func:`trained_gpt` is
+the recipe, through :func:`attention_course.training.cache.trained_model`
+like every trained model of the book: ``python -m attention_course.data.train_char_gpt`` runs it
+once and ships the weights (float16, about 1.6 MB) and the training record
+(JSON, with the versions used and the recipe's key) into the package
+(:data:`SHIPPED`).  The chapter loads them with :func:`load`, which refuses
+shipped weights that another recipe trained, and measures the validation
+loss itself.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import platform
 import time
 from dataclasses import asdict, dataclass
@@ -24,10 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from ..softmax import log_softmax
+from .cache import ShippedRun, TrainedModel, trained_model
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WEIGHTS_FILE = DATA / "char_gpt.npz"
 HISTORY_FILE = DATA / "char_gpt.json"
+#: The run the chapter uses, trained and shipped by the script.
+SHIPPED = ShippedRun(WEIGHTS_FILE, HISTORY_FILE, "python -m attention_course.data.train_char_gpt")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -138,18 +146,14 @@ def compile_model(model, config: Config) -> None:
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 
 
-def train(config: Config, train_ids: np.ndarray, validation_ids: np.ndarray, vocab_size: int,
-          log=None):
-    """Train a GPT by ``config`` on ``train_ids``: ``(model, history)``.
+def train(model, config: Config, train_ids: np.ndarray, validation_ids: np.ndarray) -> dict:
+    """Train the built ``model`` by ``config`` on ``train_ids``; returns the history.
 
     Every ``eval_interval`` steps the history records the mean training loss
     of those steps, the loss on ``eval_windows`` fixed validation windows, and
-    the seconds spent training so far (scoring not included).
+    the seconds spent training so far (scoring not included); each point is
+    also logged (``logging``, at INFO).
     """
-    import keras
-
-    keras.utils.set_random_seed(config.seed)
-    model = build_model(config, vocab_size)
     compile_model(model, config)
     windows = training_windows(train_ids, config.steps * config.batch_size, config.block_size,
                                config.seed)
@@ -168,10 +172,31 @@ def train(config: Config, train_ids: np.ndarray, validation_ids: np.ndarray, voc
         history["train_loss"].append(float(fit.history["loss"][-1]))
         history["validation_loss"].append(mean_loss(model, validation))
         history["seconds"].append(round(seconds, 2))
-        if log is not None:
-            log(f"step {step:5d}  train {history['train_loss'][-1]:.4f}  "
-                f"validation {history['validation_loss'][-1]:.4f}  {seconds:7.1f} s")
-    return model, history
+        log.info("step %5d  train %.4f  validation %.4f  %7.1f s", step, history["train_loss"][-1],
+                 history["validation_loss"][-1], seconds)
+    return history
+
+
+def trained_gpt(config: Config, splits, shipped: ShippedRun | None = SHIPPED) -> TrainedModel:
+    """The GPT that ``config`` trains on ``splits`` (a :class:`~attention_course.data.shakespeare.Splits`).
+
+    Through :func:`~attention_course.training.cache.trained_model`, keyed by
+    this recipe: with ``shipped`` (default :data:`SHIPPED`) the shipped run
+    is loaded, and only if this recipe trained it; with ``shipped=None`` the
+    model is trained (minutes), or loaded from the cache.  The record holds
+    ``config``, ``vocab`` (the alphabet) and ``history``.
+    """
+    train_ids, validation_ids = splits.encoded()
+    vocab = splits.vocab.chars
+
+    def build():
+        return build_model(config, len(vocab))
+
+    def fit(model):
+        return {"config": asdict(config), "vocab": vocab,
+                "history": train(model, config, train_ids, validation_ids)}
+
+    return trained_model("char-gpt", build, fit, seed=config.seed, shipped=shipped)
 
 
 def versions() -> dict[str, str]:
@@ -186,34 +211,17 @@ def versions() -> dict[str, str]:
             "machine": platform.machine(), "system": platform.system()}
 
 
-def save(model, config: Config, vocab_chars: str, history: dict, extra: dict | None = None,
-         weights_file: Path = WEIGHTS_FILE, history_file: Path = HISTORY_FILE) -> None:
-    """Write the weights (float16, keyed by Keras variable path) and the history JSON."""
-    arrays = {variable.path: np.asarray(variable.numpy(), dtype=np.float16)
-              for variable in model.weights}
-    if len(arrays) != len(model.weights):
-        raise ValueError("two of the model's variables share a path")
-    np.savez_compressed(weights_file, **arrays)
-    record = {"config": asdict(config), "vocab": vocab_chars, "history": history,
-              "versions": versions(), **(extra or {})}
-    history_file.write_text(json.dumps(record, indent=1) + "\n")
-
-
-def load(weights_file: Path = WEIGHTS_FILE, history_file: Path = HISTORY_FILE):
-    """The saved model: ``(keras model, config, vocab chars, record)``.
+def load(shipped: ShippedRun = SHIPPED):
+    """The shipped model: ``(keras model, config, vocab chars, record)``.
 
     ``record`` is the whole JSON: ``history``, ``versions`` and what the
-    script measured.  The float16 weights are widened to float32.
+    script measured.  The float16 weights are widened to float32.  Raises
+    :class:`~attention_course.training.cache.StaleShippedRun` if the recipe
+    (this module's code, the configuration, the text) has changed since the
+    weights were shipped.
     """
-    record = json.loads(Path(history_file).read_text())
-    config = Config(**record["config"])
-    model = build_model(config, len(record["vocab"]))
-    with np.load(weights_file) as arrays:
-        stored = set(arrays.files)
-        expected = {variable.path for variable in model.weights}
-        if stored != expected:
-            raise ValueError(f"the weights file does not match the model: missing "
-                             f"{sorted(expected - stored)}, unexpected {sorted(stored - expected)}")
-        for variable in model.weights:
-            variable.assign(arrays[variable.path].astype(np.float32))
-    return model, config, record["vocab"], record
+    from ..data.shakespeare import load_splits
+
+    config = Config(**shipped.read_record()["config"])
+    run = trained_gpt(config, load_splits(), shipped=shipped)
+    return run.model, config, run.record["vocab"], run.record

@@ -25,7 +25,7 @@ def test_every_public_function_and_class_names_its_chapter():
 
 def test_the_named_sections_exist():
     headings = {}
-    for chapter in (PACKAGE.parent / "chapters").glob("*.md"):
+    for chapter in (PACKAGE.parent / "book" / "chapters").glob("*.md"):
         number = int(chapter.name[:2])
         # docstrings write the maths of a heading in plain text
         headings[number] = {line[3:].strip().replace(r"$\sqrt{d_k}$", "√d_k")

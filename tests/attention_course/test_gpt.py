@@ -1,6 +1,7 @@
 """The decoder-only Transformer (GPT): NumPy == Keras, causality, the KV cache, the trained weights."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 
-from attention_course.training import char_gpt
+from attention_course.training import cache, char_gpt
 from attention_course import gpt as ng
 from attention_course import transformer as nt
 from attention_course.data.shakespeare import load_splits
@@ -318,10 +319,11 @@ TINY = ["--num-layers", "1", "--num-heads", "2", "--d-model", "16", "--block-siz
 def test_training_script_runs_and_is_reproducible(tmp_path):
     """The script's whole code path, with tiny settings, twice: the same weights both times."""
     outputs = [tmp_path / "a", tmp_path / "b"]
-    runs = [subprocess.Popen([sys.executable, str(ROOT / "scripts" / "train_char_gpt.py"), *TINY,
+    runs = [subprocess.Popen([sys.executable, "-m", "attention_course.data.train_char_gpt", *TINY,
                               "--output", str(output)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
-            for output in outputs]   # side by side: most of a run is starting TensorFlow
+                             stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                             env=dict(os.environ, ATTENTION_COURSE_CACHE=str(output / "cache")))
+            for output in outputs]   # side by side (most of a run is starting TensorFlow); each trains
     for run in runs:
         stdout, stderr = run.communicate(timeout=600)
         assert run.returncode == 0, stderr
@@ -333,8 +335,20 @@ def test_training_script_runs_and_is_reproducible(tmp_path):
         assert a.files == b.files and len(a.files) == 2 + 16 + 2 + 2
         for name in a.files:
             np.testing.assert_array_equal(a[name], b[name])
-    model, config, vocab, _ = char_gpt.load(outputs[0] / "char_gpt.npz", outputs[0] / "char_gpt.json")
+    shipped = cache.ShippedRun(outputs[0] / "char_gpt.npz", outputs[0] / "char_gpt.json", "the test")
+    model, config, vocab, _ = char_gpt.load(shipped)
+    assert record["recipe_key"] == char_gpt.trained_gpt(config, load_splits(), shipped=shipped).recipe_key
     assert config.d_model == 16 and model.count_params() > 0
     tokens = np.arange(10)[None] % len(vocab)
     np.testing.assert_allclose(ng.gpt_forward(tokens, ng.GPTWeights.from_keras(model))[0],
                                numpy(model(tokens)), **MODEL_TOL)
+
+
+def test_shipped_weights_of_another_recipe_are_refused(tmp_path):
+    """A change to the recipe (here: one more training step) makes the shipped run stale, by name."""
+    record = json.loads(char_gpt.HISTORY_FILE.read_text())
+    record["config"]["steps"] += 1
+    shipped = cache.ShippedRun(char_gpt.WEIGHTS_FILE, tmp_path / "char_gpt.json", "python -m attention_course.data.train_char_gpt")
+    shipped.record_file.write_text(json.dumps(record))
+    with pytest.raises(cache.StaleShippedRun, match="another recipe.*attention_course.data.train_char_gpt"):
+        char_gpt.load(shipped)

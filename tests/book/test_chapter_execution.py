@@ -35,7 +35,7 @@ def test_a_chapter_without_the_package_depends_on_nothing():
 
 
 def test_the_key_changes_with_code_module_and_seed(tmp_path):
-    chapter = ROOT / "chapters" / "07_positional_encoding.md"
+    chapter = ROOT / "book" / "chapters" / "07_positional_encoding.md"
     notebook = chapter_execution.read_chapter(chapter)
     key = chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "0"})
     assert key == chapter_execution.chapter_key(chapter, notebook, {"ATTENTION_COURSE_SEED": "0"})
@@ -81,7 +81,7 @@ def test_an_executed_chapter_hashes_like_the_one_sphinx_reads(tmp_path):
     from jupyter_cache.cache.main import JupyterCacheBase
 
     chapter = tmp_path / "tiny.md"
-    chapter.write_text((ROOT / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+    chapter.write_text((ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
                        .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nx = 1 + 1\nx\n```\n"]))
     job = chapter_execution.Job(chapter)
     result = chapter_execution.execute(job)
@@ -99,9 +99,9 @@ def test_a_chapter_whose_dependencies_changed_is_executed_again(tmp_path, monkey
     from jupyter_cache.base import CacheBundleIn
 
     chapter = tmp_path / "tiny.md"
-    chapter.write_text((ROOT / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+    chapter.write_text((ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
                        .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nx = 1 + 1\n```\n"]))
-    monkeypatch.setattr(build_book, "ROOT", tmp_path)
+    monkeypatch.setattr(build_book, "BOOK", tmp_path)
     monkeypatch.setattr(build_book, "KEYS", tmp_path / "keys.json")
     monkeypatch.setattr(build_book, "DOCTREES", tmp_path / "doctrees")
     monkeypatch.setattr(build_book, "CLAIMS", tmp_path / "claims")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([*ROOT.glob("*.md"), *(ROOT / "chapters").glob("*.md")])
+PAGES = sorted([*ROOT.glob("*.md"), *(ROOT / "book").glob("*.md"), *(ROOT / "book" / "chapters").glob("*.md")])
 #: made by a build, by grading or by set-up, not kept in the repository
 GENERATED = ("_build/", ".venv/", "grading/", "submissions", "exercises/<", "solutions/<", "feedback/",
              "submitted/", "autograded/", "logs/", "COURSE_DIR")

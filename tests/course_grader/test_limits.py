@@ -26,7 +26,7 @@ def test_the_sandbox_starts_from_the_defaults_and_takes_overrides(monkeypatch):
 
 
 def test_the_instructors_page_gives_the_defaults():
-    table = (ROOT / "instructors.md").read_text().split("## What every submission runs under")[1]
+    table = (ROOT / "book" / "instructors.md").read_text().split("## What every submission runs under")[1]
     table = table.split("\n## ")[0]
     for expected in (f"{limits.CELL_SECONDS} s (`--cell-timeout`)",
                      f"{limits.NOTEBOOK_SECONDS} s (`--notebook-timeout`)",

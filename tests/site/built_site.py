@@ -28,14 +28,15 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
 SITE = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(BOOK / "_ext"))
 import course_notebooks  # noqa: E402  (the TOC and notebook logic the build uses)
 
-TOC = course_notebooks.toc_docnames(ROOT)
-NOTEBOOKS = course_notebooks.notebook_docnames(ROOT)
+TOC = course_notebooks.toc_docnames(BOOK)
+NOTEBOOKS = course_notebooks.notebook_docnames(BOOK)
 
 # Flags that keep headless Chromium off the network (this machine has none;
 # without them it retries Google's services at every start).
@@ -55,7 +56,7 @@ def site() -> Path:
         pytest.fail("no built site in _build/html: run `make book` (or `make test`) first")
     stale = [d for d in TOC
              if not page_file(d).exists()
-             or page_file(d).stat().st_mtime < course_notebooks.source_path(d, ROOT).stat().st_mtime]
+             or page_file(d).stat().st_mtime < course_notebooks.source_path(d, BOOK).stat().st_mtime]
     if stale:
         pytest.fail(f"the built site is older than {stale}: run `make book` first")
     return SITE

@@ -11,6 +11,7 @@ blocked and reported: the site must work offline.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urljoin, urlsplit
 
@@ -18,10 +19,10 @@ import pytest
 import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from built_site import NOTEBOOKS, ROOT, SCREENSHOTS, SITE, TOC, course_notebooks
+from built_site import BOOK, NOTEBOOKS, ROOT, SCREENSHOTS, SITE, TOC, course_notebooks
 from built_site import browser, page, server, site  # noqa: F401  (fixtures)
 
-CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+CONFIG = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
 REPOSITORY = CONFIG["repository"]["url"].rstrip("/")
 NOTEBOOKS_BRANCH = CONFIG["sphinx"]["config"]["course_notebooks_branch"]
 
@@ -80,14 +81,16 @@ def check_notebook_buttons(page, server: str, docname: str) -> None:
     target = site_file(urljoin(page.url, downloads[0]), server)
     assert target == published / expected and target.is_file(), target
 
+    # on the notebooks branch, the .ipynb lies next to its source, in the book's folder
+    in_repository = posixpath.join(CONFIG["repository"].get("path_to_book", ""), expected)
     colab = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
     assert colab == [f"https://colab.research.google.com/github/{REPOSITORY.split('github.com/')[1]}"
-                     f"/blob/{NOTEBOOKS_BRANCH}/{expected}"], colab
+                     f"/blob/{NOTEBOOKS_BRANCH}/{in_repository}"], colab
     binder = [h for h in hrefs if h.startswith("https://mybinder.org/")]
     assert len(binder) == 1, binder
     binder_path = parse_qs(urlsplit(binder[0]).query)["urlpath"][0]
     assert urlsplit(binder[0]).path.endswith(f"/{NOTEBOOKS_BRANCH}"), binder
-    assert binder_path in (f"tree/{expected}", f"lab/tree/{expected}"), binder_path
+    assert binder_path in (f"tree/{in_repository}", f"lab/tree/{in_repository}"), binder_path
     # What the deploy workflow publishes on that branch is this folder, laid over the repository.
     assert (published / expected).is_file()
 
@@ -209,7 +212,7 @@ def test_landing_page_lists_every_chapter_with_times(page, server):
     for i, docname in enumerate(NOTEBOOKS):
         reading, running = (rows.nth(i).locator("td").nth(k).inner_text() for k in (1, 2))
         assert reading.endswith("min") and int(reading.split()[0]) >= 1, reading
-        source = course_notebooks.source_path(docname).relative_to(ROOT).as_posix()
+        source = course_notebooks.source_path(docname).relative_to(BOOK).as_posix()
         if any(fnmatch.fnmatch(source, pattern) for pattern in not_executed):
             assert running == "—", f"{docname} is not executed, yet has a time: {running!r}"
         else:

@@ -17,13 +17,13 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
-from built_site import NOTEBOOKS, ROOT, SITE, course_notebooks
+from built_site import BOOK, NOTEBOOKS, ROOT, SITE, course_notebooks
 from built_site import site  # noqa: F401  (fixture)
 
-CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+CONFIG = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
 PUBLISHED = SITE / "notebooks"
 EXERCISE_NOTEBOOKS = sorted(p for pattern in course_notebooks.EXTRA_NOTEBOOKS
-                            for p in ROOT.glob(pattern) if ".ipynb_checkpoints" not in p.parts)
+                            for p in BOOK.glob(pattern) if ".ipynb_checkpoints" not in p.parts)
 
 
 def code_cells(notebook) -> list:
@@ -93,14 +93,14 @@ def test_published_notebook(site, docname):
 def test_exercise_notebooks_are_published_unchanged(site):
     """The student notebooks (nbgrader metadata and all) are downloadable from the site as they are."""
     for path in EXERCISE_NOTEBOOKS:
-        published = PUBLISHED / path.relative_to(ROOT)
+        published = PUBLISHED / path.relative_to(BOOK)
         assert published.is_file() and published.read_bytes() == path.read_bytes(), path
     published = sorted((PUBLISHED / "exercises").rglob("*.ipynb")) if (PUBLISHED / "exercises").exists() else []
-    assert [p.relative_to(PUBLISHED) for p in published] == [p.relative_to(ROOT) for p in EXERCISE_NOTEBOOKS]
+    assert [p.relative_to(PUBLISHED) for p in published] == [p.relative_to(BOOK) for p in EXERCISE_NOTEBOOKS]
 
 
 def test_standalone_script_writes_the_same_notebooks(site, tmp_path):
-    """`python scripts/course_notebooks.py OUTDIR` gives what the build published, byte for byte."""
+    """`python book/_ext/course_notebooks.py OUTDIR` gives what the build published, byte for byte."""
     written = course_notebooks.write_notebooks(tmp_path)
     assert written
     for path in written:

@@ -22,7 +22,7 @@ import yaml
 from built_site import ROOT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
-CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+CONFIG = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
 PINNED = re.compile(r"^(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40}) # (?P<version>v\d+(\.\d+)*)$")
 
 
@@ -137,6 +137,9 @@ def test_main_deploys_to_pages_and_publishes_the_notebooks_branch():
     assert [job["env"]["NOTEBOOKS_BRANCH"] for job in publishers] == [branch], \
         "the branch the launch buttons open must be the branch the workflow publishes"
     assert publishers[0]["permissions"] == {"contents": "write"}
+    # the notebooks are laid next to their sources, in the book's folder (where the launch buttons look)
+    book = CONFIG["repository"]["path_to_book"]
+    assert any(f'notebooks/." {book}/' in step.get("run", "") for step in publishers[0]["steps"])
     assert "main" in str(publishers[0]["if"])
 
 
@@ -147,7 +150,7 @@ def test_execution_cache_key_covers_chapters_and_package():
     for step in caches:
         assert "_build/.jupyter_cache" in step["with"]["path"]
         key = step["with"]["key"].replace("\n", " ")
-        for part in ("hashFiles('attention_course/**')", "chapters/**", "hashFiles('requirements.txt')"):
+        for part in ("hashFiles('attention_course/**')", "book/**", "hashFiles('requirements.txt')"):
             assert part in key, f"the cache key must change with {part}"
         for restore in filter(None, step["with"].get("restore-keys", "").splitlines()):
             # an older cache may be restored only for the same package and requirements

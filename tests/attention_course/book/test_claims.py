@@ -120,7 +120,7 @@ CLAIM_NAME = re.compile(r"(?:\bclaims\.)?\bclaim\(\s*(f?)\"([^\"]+)\"")
 def _claim_patterns() -> dict[str, re.Pattern]:
     """``{name as written in a chapter: pattern matching the names it records}``."""
     patterns = {}
-    for path in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")):
+    for path in sorted((ROOT / "book" / "chapters").glob("[0-9][0-9]_*.md")):
         for is_f_string, name in CLAIM_NAME.findall(path.read_text(encoding="utf-8")):
             parts = re.split(r"\{[^}]*\}", name) if is_f_string else [name]
             pattern = re.compile("[a-z0-9_]+".join(map(re.escape, parts)))
@@ -131,7 +131,7 @@ def _claim_patterns() -> dict[str, re.Pattern]:
 
 
 def test_the_claims_table_is_complete_and_every_claim_holds_under_every_seed():
-    table = json.loads((ROOT / "claims_by_seed.json").read_text(encoding="utf-8"))
+    table = json.loads((ROOT / "book" / "claims_by_seed.json").read_text(encoding="utf-8"))
     patterns = _claim_patterns()
     names = [row["name"] for row in table["claims"]]
     assert len(names) == len(set(names)), "a claim is listed twice"

@@ -120,10 +120,18 @@ def test_every_chapter_trains_its_models_through_trained_model():
     import re
     from pathlib import Path
 
-    chapters = sorted((Path(__file__).resolve().parents[3] / "chapters").glob("*.md"))
+    chapters = sorted((Path(__file__).resolve().parents[3] / "book" / "chapters").glob("*.md"))
     cells = [(path.name, cell) for path in chapters
              for cell in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)\n```", path.read_text(), re.S)]
     training = [(name, cell) for name, cell in cells if re.search(r"\.fit\(|train_on_batch\(", cell)]
     assert len(training) >= 7, "the pattern no longer finds the chapters' training cells"
     untracked = [name for name, cell in training if "trained_model(" not in cell]
     assert not untracked, f"training outside attention_course.training.cache.trained_model in {untracked}"
+
+
+def test_docstrings_comments_and_blank_lines_change_no_key():
+    documented = "def f(x):\n    '''Twice x.'''\n    # the factor\n\n    return 2 * x\n"
+    bare = "def f(x):\n    return 2 * x\n"
+    assert cache._code(documented) == cache._code(bare)
+    assert cache._code(bare) != cache._code(bare.replace("2 * x", "3 * x"))
+    assert cache._code("'''A module.'''\nX = 1\n") == cache._code("X = 1\n")

@@ -4,14 +4,19 @@ The chapter cannot train for minutes, so this script does, and writes
 
 * ``attention_course/data/char_gpt.npz`` -- the weights, float16, keyed by
   Keras variable path (about 1.6 MB);
-* ``attention_course/data/char_gpt.json`` -- the configuration, the alphabet,
-  the training curve (training and validation loss every 100 steps, seconds
-  of training), the validation loss on the whole validation split and on the
-  chapter's fixed subset, and the versions used.
+* ``attention_course/data/char_gpt.json`` -- the recipe's key, the
+  configuration, the alphabet, the training curve (training and validation
+  loss every 100 steps, seconds of training), the validation loss on the whole
+  validation split and on the chapter's fixed subset, and the versions used.
+
+It trains through :func:`attention_course.training.char_gpt.trained_gpt`, the
+recipe the chapter loads the shipped run with, so a change to the recipe
+makes the chapter (and the tests) refuse the old weights until this script
+has shipped new ones.
 
 Run it from the repository root, on CPU (nothing is downloaded)::
 
-    .venv/bin/python scripts/train_char_gpt.py
+    .venv/bin/python -m attention_course.data.train_char_gpt
 
 It is seeded: the same versions on the same machine give the same weights
 (TensorFlow's op determinism is switched on).  ``--help`` lists the settings;
@@ -22,15 +27,19 @@ with tiny settings and ``--output`` elsewhere, so the code path cannot rot.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
 from dataclasses import fields
 from pathlib import Path
 
-import attention_course  # noqa: F401  (quiets TensorFlow before it loads)
-from attention_course.training import char_gpt
-from attention_course.data.shakespeare import load_splits
+# TensorFlow's settings, before anything imports it (as the Makefile and the chapters set them)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from attention_course.data.shakespeare import load_splits  # noqa: E402
+from attention_course.training import cache, char_gpt  # noqa: E402
 
 # the chapter measures the validation loss on this many evenly spread windows
 CHAPTER_VALIDATION_WINDOWS = 512
@@ -57,8 +66,9 @@ def main(argv=None) -> dict:
     train_ids, validation_ids = splits.encoded()
     print(f"{len(train_ids):,} training and {len(validation_ids):,} validation characters, "
           f"{len(splits.vocab)} distinct; {config}", flush=True)
-    model, history = char_gpt.train(config, train_ids, validation_ids, len(splits.vocab),
-                                    log=lambda line: print(line, flush=True))
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    run = char_gpt.trained_gpt(config, splits, shipped=None)
+    model, history = run.model, run.record["history"]
     seconds = history["seconds"][-1]
 
     started = time.perf_counter()
@@ -74,11 +84,11 @@ def main(argv=None) -> dict:
     measured = {"training_seconds": seconds, "validation_loss": full,
                 "chapter_validation_windows": CHAPTER_VALIDATION_WINDOWS,
                 "chapter_validation_loss": subset, "cpu_count": os.cpu_count(),
-                "command": " ".join(["python", "scripts/train_char_gpt.py",
+                "command": " ".join(["python", "-m", "attention_course.data.train_char_gpt",
                                      *(sys.argv[1:] if argv is None else argv)])}
-    char_gpt.save(model, config, splits.vocab.chars, history, measured,
-                  weights_file=output / char_gpt.WEIGHTS_FILE.name,
-                  history_file=output / char_gpt.HISTORY_FILE.name)
+    shipped = cache.ShippedRun(output / char_gpt.WEIGHTS_FILE.name, output / char_gpt.HISTORY_FILE.name,
+                               char_gpt.SHIPPED.script)
+    cache.ship(run, shipped, {**measured, "versions": char_gpt.versions()})
     print(f"wrote {output / char_gpt.WEIGHTS_FILE.name} and {output / char_gpt.HISTORY_FILE.name}")
     return measured
 

@@ -67,7 +67,9 @@ def point_buttons_at_notebooks(app: Sphinx, pagename, templatename, context, doc
     """Rewrite the theme's download and launch buttons for a notebook page."""
     if not _is_notebook(app, pagename) or "header_buttons" not in context:
         return
-    relative_to_repo = f"{pagename}.ipynb"
+    # the notebooks branch lays each .ipynb next to its source, in the book's folder
+    book_dir = app.config.html_theme_options.get("path_to_docs", "").strip("/")
+    relative_to_repo = posixpath.join(book_dir, f"{pagename}.ipynb")
     download_url = context["pathto"](notebook_path(app, pagename), 1)
     launch = app.config.html_theme_options.get("launch_buttons", {})
     repo_url = app.config.html_theme_options.get("repository_url", "").rstrip("/")

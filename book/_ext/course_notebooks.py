@@ -1,11 +1,11 @@
 """The book's pages as Jupyter notebooks, for Colab, Binder and the download button.
 
-The chapters are MyST-Markdown notebooks (``chapters/NN_topic.md``), but Colab
+The chapters are MyST-Markdown notebooks (``book/chapters/NN_topic.md``), but Colab
 and Binder open ``.ipynb`` files only, and a reader who downloads a chapter
 wants a notebook.  So every build writes a clean ``.ipynb`` (no outputs) for
 every notebook page of the table of contents, into ``_build/html/notebooks/``
 under the page's own path, e.g. ``notebooks/chapters/01_seq2seq_rnn.ipynb``.
-The student notebooks of the exercises (``exercises/**/*.ipynb``) are copied
+The student notebooks of the exercises (``book/exercises/**/*.ipynb``) are copied
 there unchanged.
 
 The Sphinx extension ``course_sphinx`` calls :func:`write_notebooks` at the
@@ -15,7 +15,7 @@ repository, as the branch that the Colab and Binder buttons open.
 
 Standalone (the same files, without building the book)::
 
-    python scripts/course_notebooks.py OUTDIR
+    python book/_ext/course_notebooks.py OUTDIR
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import hashlib
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+BOOK = Path(__file__).resolve().parents[1]
 
 # Student notebooks published as they are (nbgrader metadata must survive).
 EXTRA_NOTEBOOKS = ("exercises/**/*.ipynb",)
 
 
-def toc_docnames(root: Path = ROOT) -> list[str]:
+def toc_docnames(root: Path = BOOK) -> list[str]:
     """Every page of ``_toc.yml`` in reading order (depth first), root page first."""
     from sphinx_external_toc.parsing import parse_toc_yaml
 
@@ -48,7 +48,7 @@ def toc_docnames(root: Path = ROOT) -> list[str]:
     return order
 
 
-def source_path(docname: str, root: Path = ROOT) -> Path:
+def source_path(docname: str, root: Path = BOOK) -> Path:
     """The source file of a page (``.md`` or ``.ipynb``)."""
     for suffix in (".md", ".ipynb"):
         path = root / f"{docname}{suffix}"
@@ -65,7 +65,7 @@ def read_notebook(path: Path):
     return notebook if "kernelspec" in notebook.metadata else None
 
 
-def notebook_docnames(root: Path = ROOT) -> list[str]:
+def notebook_docnames(root: Path = BOOK) -> list[str]:
     """The pages of the table of contents that are notebooks, in reading order."""
     return [d for d in toc_docnames(root) if read_notebook(source_path(d, root)) is not None]
 
@@ -92,7 +92,7 @@ def _write_if_changed(target: Path, data: bytes) -> None:
     target.write_bytes(data)
 
 
-def write_notebooks(outdir: Path, root: Path = ROOT) -> list[Path]:
+def write_notebooks(outdir: Path, root: Path = BOOK) -> list[Path]:
     """Write every notebook page and exercise notebook under ``outdir``; return the paths."""
     written = []
     for docname in notebook_docnames(root):
