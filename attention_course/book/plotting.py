@@ -1,4 +1,4 @@
-"""Pictures the chapters share: attention heatmaps and accuracy curves."""
+"""Pictures the chapters share: attention heatmaps and accuracy curves (matplotlib, one figure per call)."""
 
 from __future__ import annotations
 
