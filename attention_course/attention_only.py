@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
-from .weights.keras_weights import to_numpy
 
 
 @dataclass
@@ -48,18 +47,11 @@ class AttentionOnlyWeights:
 
     @classmethod
     def from_keras(cls, model) -> "AttentionOnlyWeights":
-        """Copy the weights out of a model made by :func:`attention_course.models.attention_only.build_model`."""
-        import keras
+        """From a model made by :func:`attention_course.models.attention_only.build_model` (the name mapping is
+        :func:`attention_course.weights.from_keras.attention_only`)."""
+        from .weights import from_keras
 
-        embedding = model.get_layer("embedding")
-        attention_layers = [layer for layer in model.layers
-                            if isinstance(layer, keras.layers.MultiHeadAttention)]
-        readout = model.get_layer("readout")
-        numpy = to_numpy
-        return cls(numpy(embedding.token_embeddings), numpy(embedding.position_embeddings),
-                   [MultiHeadAttentionWeights.from_keras(layer) for layer in attention_layers],
-                   numpy(readout.kernel), numpy(readout.bias),
-                   getattr(model, "readout_position", None))
+        return from_keras.attention_only(model)
 
     def with_layer(self, index: int, layer: MultiHeadAttentionWeights) -> "AttentionOnlyWeights":
         """A copy with layer ``index`` replaced (e.g. by one with heads ablated)."""

@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .checks import as_float_array, as_mask
-from .weights.keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, FeedForwardWeights, encoder_block
@@ -80,15 +79,11 @@ class BertEncoderWeights:
 
     @classmethod
     def from_keras(cls, model) -> "BertEncoderWeights":
-        """From a built :class:`attention_course.models.bert.BertEncoder`."""
-        if not model.built:
-            raise ValueError("the Keras model has no weights yet: call it once first")
-        numpy = to_numpy
-        e = model.embedding
-        embeddings = BertEmbeddingWeights(
-            numpy(e.word_embedding.embeddings), numpy(e.position_embedding.embeddings),
-            numpy(e.token_type_embedding.embeddings), LayerNormWeights.from_keras(e.norm))
-        return cls(embeddings, [EncoderBlockWeights.from_keras(b) for b in model.blocks])
+        """From a built :class:`attention_course.models.bert.BertEncoder` (the name mapping is
+        :func:`attention_course.weights.from_keras.bert_encoder`)."""
+        from .weights import from_keras
+
+        return from_keras.bert_encoder(model)
 
     def astype(self, dtype) -> "BertEncoderWeights":
         """A copy with every array cast to ``dtype`` (e.g. float64, to measure float32 round-off)."""

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .weights.keras_weights import to_numpy
 from .multi_head import merge_heads, project_heads
 from .normalization import LayerNormWeights
 from .sampling import sample_next_token
@@ -76,16 +75,11 @@ class GPTWeights:
 
     @classmethod
     def from_keras(cls, model) -> "GPTWeights":
-        """From a built :class:`attention_course.models.gpt.GPT`."""
-        if not model.built:
-            raise ValueError("the Keras model has no weights yet: call it once first")
-        return cls(
-            token_embedding=to_numpy(model.embedding.token_embedding.embeddings),
-            position_embedding=to_numpy(model.embedding.position_embedding.embeddings),
-            blocks=[DecoderBlockWeights.from_keras(block) for block in model.blocks],
-            final_norm=LayerNormWeights.from_keras(model.final_norm),
-            classifier_kernel=to_numpy(model.classifier.kernel),
-            classifier_bias=to_numpy(model.classifier.bias))
+        """From a built :class:`attention_course.models.gpt.GPT` (the name mapping is
+        :func:`attention_course.weights.from_keras.gpt`)."""
+        from .weights import from_keras
+
+        return from_keras.gpt(model)
 
 
 def _check_tokens(tokens, weights: GPTWeights, start: int | None = 0) -> np.ndarray:

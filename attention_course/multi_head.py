@@ -27,7 +27,6 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .checks import as_float_array, as_mask, require_ndim
-from .weights.keras_weights import to_numpy
 from .masks import causal_mask, combine_masks
 from .softmax import softmax
 
@@ -86,17 +85,11 @@ class MultiHeadAttentionWeights:
 
     @classmethod
     def from_keras(cls, layer) -> "MultiHeadAttentionWeights":
-        """Copy the weights out of a built ``keras.layers.MultiHeadAttention``."""
-        if not layer.built:
-            raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
+        """From a built ``keras.layers.MultiHeadAttention`` (the name mapping is
+        :func:`attention_course.weights.from_keras.multi_head_attention`)."""
+        from .weights import from_keras
 
-        numpy = to_numpy
-        return cls(
-            query_kernel=numpy(layer.query_dense.kernel), query_bias=numpy(layer.query_dense.bias),
-            key_kernel=numpy(layer.key_dense.kernel), key_bias=numpy(layer.key_dense.bias),
-            value_kernel=numpy(layer.value_dense.kernel), value_bias=numpy(layer.value_dense.bias),
-            output_kernel=numpy(layer.output_dense.kernel), output_bias=numpy(layer.output_dense.bias),
-        )
+        return from_keras.multi_head_attention(layer)
 
     @classmethod
     def random(cls, d_model: int, num_heads: int, key_dim: int, value_dim: int | None = None,

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import as_float_array
-from .weights.keras_weights import to_numpy
 
 
 def _normalise_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
@@ -145,15 +144,11 @@ class LayerNormWeights:
 
     @classmethod
     def from_keras(cls, layer) -> "LayerNormWeights":
-        """Copy ``gamma``, ``beta``, ``axis`` and ``epsilon`` out of a built Keras layer."""
-        if not layer.built:
-            raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
-        if getattr(layer, "rms_scaling", False):
-            raise ValueError("rms_scaling=True is not supported (Keras deprecates it)")
+        """From a built ``keras.layers.LayerNormalization`` (the name mapping is
+        :func:`attention_course.weights.from_keras.layer_norm`)."""
+        from .weights import from_keras
 
-        numpy = to_numpy
-        axis = layer.axis if isinstance(layer.axis, int) else tuple(layer.axis)
-        return cls(numpy(layer.gamma), numpy(layer.beta), axis, float(layer.epsilon))
+        return from_keras.layer_norm(layer)
 
     def __call__(self, x) -> np.ndarray:
         return layer_norm(x, self.gamma, self.beta, axis=self.axis, epsilon=self.epsilon)

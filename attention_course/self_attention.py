@@ -8,7 +8,6 @@ import numpy as np
 
 from .checks import as_float_array, require_ndim
 from .attention import scaled_dot_product_attention
-from .weights.keras_weights import to_numpy
 
 
 @dataclass
@@ -55,27 +54,11 @@ class SelfAttentionWeights:
 
     @classmethod
     def from_keras(cls, layer) -> "SelfAttentionWeights":
-        """The weights of a one-head ``keras.layers.MultiHeadAttention(use_bias=False)``.
+        """From a one-head ``keras.layers.MultiHeadAttention(use_bias=False)`` (the name mapping is
+        :func:`attention_course.weights.from_keras.self_attention`)."""
+        from .weights import from_keras
 
-        Keras stores the head as its own axis: kernels ``(d_model, 1, d_k)`` for
-        the query and key, ``(d_model, 1, d_v)`` for the value and
-        ``(1, d_v, d_out)`` for the output projection.  With one head, dropping
-        that axis leaves the matrices of the formula, plus ``W_output``.
-        """
-        if not layer.built:
-            raise ValueError("the Keras layer has no weights yet: call it once (or build it) first")
-        if layer.num_heads != 1:
-            raise ValueError(f"self-attention has one head; this layer has {layer.num_heads} "
-                             "(use attention_course.multi_head for several)")
-        if layer.query_dense.bias is not None:
-            raise ValueError("the formula has no biases: build the layer with use_bias=False "
-                             "(attention_course.multi_head handles biases)")
-
-        numpy = to_numpy
-        return cls(W_query=numpy(layer.query_dense.kernel)[:, 0],
-                   W_key=numpy(layer.key_dense.kernel)[:, 0],
-                   W_value=numpy(layer.value_dense.kernel)[:, 0],
-                   W_output=numpy(layer.output_dense.kernel)[0])
+        return from_keras.self_attention(layer)
 
     @classmethod
     def random(cls, d_model: int, d_k: int, d_v: int | None = None, seed: int = 0,

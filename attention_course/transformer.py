@@ -25,10 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import as_float_array, as_mask
-from .weights.keras_weights import to_numpy
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
 from .normalization import LayerNormWeights
-from .positional_encoding import sinusoidal_encoding
 
 
 
@@ -99,10 +97,11 @@ class FeedForwardWeights:
 
     @classmethod
     def from_keras(cls, layer) -> "FeedForwardWeights":
-        """From a built :class:`attention_course.models.transformer.FeedForward`."""
-        return cls(to_numpy(layer.hidden.kernel), to_numpy(layer.hidden.bias),
-                   to_numpy(layer.output_dense.kernel), to_numpy(layer.output_dense.bias),
-                   activation=getattr(layer, "activation", "relu"))
+        """From a built :class:`attention_course.models.transformer.FeedForward` (the name mapping is
+        :func:`attention_course.weights.from_keras.feed_forward`)."""
+        from .weights import from_keras
+
+        return from_keras.feed_forward(layer)
 
 
 def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
@@ -159,11 +158,11 @@ class EncoderBlockWeights:
 
     @classmethod
     def from_keras(cls, block) -> "EncoderBlockWeights":
-        """From a built :class:`attention_course.models.transformer.EncoderBlock`."""
-        return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
-                   LayerNormWeights.from_keras(block.attention_norm),
-                   FeedForwardWeights.from_keras(block.feed_forward),
-                   LayerNormWeights.from_keras(block.feed_forward_norm))
+        """From a built :class:`attention_course.models.transformer.EncoderBlock` (the name mapping is
+        :func:`attention_course.weights.from_keras.encoder_block`)."""
+        from .weights import from_keras
+
+        return from_keras.encoder_block(block)
 
 
 def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bool = False):
@@ -233,14 +232,11 @@ class DecoderBlockWeights:
 
     @classmethod
     def from_keras(cls, block) -> "DecoderBlockWeights":
-        """From a built :class:`attention_course.models.transformer.DecoderBlock`."""
-        cross = block.cross_attention is not None
-        return cls(MultiHeadAttentionWeights.from_keras(block.self_attention),
-                   LayerNormWeights.from_keras(block.self_attention_norm),
-                   MultiHeadAttentionWeights.from_keras(block.cross_attention) if cross else None,
-                   LayerNormWeights.from_keras(block.cross_attention_norm) if cross else None,
-                   FeedForwardWeights.from_keras(block.feed_forward),
-                   LayerNormWeights.from_keras(block.feed_forward_norm))
+        """From a built :class:`attention_course.models.transformer.DecoderBlock` (the name mapping is
+        :func:`attention_course.weights.from_keras.decoder_block`)."""
+        from .weights import from_keras
+
+        return from_keras.decoder_block(block)
 
 
 def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
@@ -329,35 +325,11 @@ class TransformerWeights:
 
     @classmethod
     def from_keras(cls, model) -> "TransformerWeights":
-        """From a built :class:`attention_course.models.transformer.Transformer`."""
-        if not model.built:
-            raise ValueError("the Keras model has no weights yet: call it once first")
-        if not model.scale_attention:
-            raise ValueError("the NumPy forward pass implements scaled attention only "
-                             "(the model was built with scale_attention=False)")
+        """From a built :class:`attention_course.models.transformer.Transformer` (the name mapping is
+        :func:`attention_course.weights.from_keras.transformer`)."""
+        from .weights import from_keras
 
-        def positions(embedding):
-            if embedding.positions == "learned":
-                return to_numpy(embedding.position_embedding.embeddings)
-            if embedding.positions == "sinusoidal":
-                return sinusoidal_encoding(embedding.max_length, embedding.d_model)
-            return np.zeros((embedding.max_length, embedding.d_model), np.float32)
-
-        def norm(layer):
-            return None if layer is None else LayerNormWeights.from_keras(layer)
-
-        return cls(
-            source_embedding=to_numpy(model.source_embedding.token_embedding.embeddings),
-            target_embedding=to_numpy(model.target_embedding.token_embedding.embeddings),
-            source_positions=positions(model.source_embedding),
-            target_positions=positions(model.target_embedding),
-            encoder=[EncoderBlockWeights.from_keras(b) for b in model.encoder_blocks],
-            decoder=[DecoderBlockWeights.from_keras(b) for b in model.decoder_blocks],
-            classifier_kernel=to_numpy(model.classifier.kernel),
-            classifier_bias=to_numpy(model.classifier.bias),
-            final_encoder_norm=norm(model.final_encoder_norm),
-            final_decoder_norm=norm(model.final_decoder_norm),
-            pre_ln=model.pre_ln, scale_embeddings=model.scale_embeddings, causal=model.causal)
+        return from_keras.transformer(model)
 
 
 def embed(tokens, table: np.ndarray, positions: np.ndarray, scale: bool) -> np.ndarray:

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import as_float_array
-from .weights.keras_weights import to_numpy
 from .lookup import cosine_similarity
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, encoder_block
@@ -147,21 +146,11 @@ class ViTWeights:
 
     @classmethod
     def from_keras(cls, model) -> "ViTWeights":
-        """From a built :class:`attention_course.models.vision.VisionTransformer`."""
-        if not model.built:
-            raise ValueError("the Keras model has no weights yet: call it once first")
-        numpy = to_numpy
-        kernel = numpy(model.patch_embedding.kernel)            # (P, P, C, d)
-        return cls(
-            patch_size=model.patch_size,
-            patch_kernel=kernel.reshape(-1, kernel.shape[-1]),
-            patch_bias=numpy(model.patch_embedding.bias),
-            class_token=numpy(model.class_token).reshape(-1),
-            positions=numpy(model.position_embedding),
-            encoder=[EncoderBlockWeights.from_keras(block) for block in model.encoder_blocks],
-            final_norm=LayerNormWeights.from_keras(model.final_norm),
-            head_kernel=numpy(model.head.kernel), head_bias=numpy(model.head.bias),
-            pre_ln=model.pre_ln)
+        """From a built :class:`attention_course.models.vision.VisionTransformer` (the name mapping is
+        :func:`attention_course.weights.from_keras.vision_transformer`)."""
+        from .weights import from_keras
+
+        return from_keras.vision_transformer(model)
 
 
 def embed_patches(images, weights: ViTWeights) -> np.ndarray:

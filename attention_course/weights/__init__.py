@@ -1,5 +1,7 @@
 """Weights between Keras, NumPy and files.
 
+* :mod:`~attention_course.weights.from_keras` -- every Keras-to-NumPy name
+  mapping, one function per layer or model (every ``from_keras`` calls it);
 * :mod:`~attention_course.weights.keras_weights` -- ``to_numpy``: the one way
   a Keras variable becomes a NumPy array (every ``from_keras`` uses it);
 * :mod:`~attention_course.weights.pretrained` -- reading the pretrained

@@ -13,3 +13,14 @@ def test_a_variable_becomes_an_array_with_its_values_and_none_stays_none():
     assert isinstance(kernel, np.ndarray) and kernel.shape == (2, 3) and kernel.dtype == np.float32
     np.testing.assert_array_equal(kernel, layer.get_weights()[0])
     assert to_numpy(layer.bias) is None      # built without a bias
+
+
+def test_only_the_weights_package_reads_keras_models():
+    """The NumPy reference modules know no Keras attribute path: every mapping is in weights/from_keras.py."""
+    from pathlib import Path
+
+    import attention_course
+
+    for path in Path(attention_course.__file__).parent.glob("*.py"):
+        source = path.read_text()
+        assert "to_numpy" not in source and "import keras" not in source, path.name
