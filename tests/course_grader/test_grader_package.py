@@ -48,4 +48,4 @@ def test_the_command_runs_from_the_course_folder_and_says_what_is_missing_elsewh
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "no nbgrader configuration" in done.stderr and "--config" in done.stderr
-    assert not (tmp_path / "grading").exists()   # nothing written before the configuration is found
+    assert [p.name for p in tmp_path.iterdir()] == ["inbox"]   # nothing written before the configuration is found
