@@ -11,19 +11,22 @@ moves it.
 
 Beyond nbgrader's defaults, every submission is executed in the grading
 sandbox with limits for the whole notebook, stderr does not zero a test,
-tests are confirmed in a clean process, and feedback hides hidden tests (see
+hidden tests run only in the grader (never in the student's kernel), every
+test is confirmed in a clean process, and what the submission put in its
+outputs and Markdown is sanitised before anyone opens it (see
 :mod:`course_grader.preprocessors` and the instructors' guide in the book).
 """
 
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades,
     IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from course_grader.preprocessors import (
-    BoundedExecute, CleanRecheck, ForgetUnknownCells, HideHiddenTestDetails, ScoreWithoutStderr)
+    BoundedExecute, CleanRecheck, ForgetUnknownCells, ScoreWithoutStderr)
 from course_grader.report import WriteGradingReport
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
@@ -45,12 +48,15 @@ c.Autograde.autograde_preprocessors = [
     ScoreWithoutStderr,   # warnings on stderr do not zero a test; no forged partial credit
     CleanRecheck,         # tests confirmed with the student's code in a separate, clean process
     WriteGradingReport,   # what happened: a JSON report, a "Grading notes" cell, the gradebook's flag
+    SanitizeHTML,         # the submission's HTML, SVG and scripts made inert for the formgrader
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
 c.GenerateFeedback.preprocessors = [
-    GetGrades, HideHiddenTestDetails, ClearHiddenTests, CSSHTMLHeaderPreprocessor,
+    GetGrades, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor,
 ]
+# Feedback pages are opened by instructors too: nothing from a submission may run in them.
+c.HTMLExporter.sanitize_html = True
 
 # Limits per submission: the defaults are in course_grader/limits.py.  Override them for this
 # course here (c.GradingLimits.cell_timeout = 60), or for one run with the grading command's

@@ -17,8 +17,13 @@ plain ``nbgrader autograde`` and ``nbgrader generate_feedback`` use them too:
   with the student's code in a separate sandboxed process and the test code in
   the grader (:mod:`course_grader.recheck`); a test that only passes inside the
   notebook fails, and the submission is flagged for review.
-* :class:`HideHiddenTestDetails` (feedback): hidden tests' tracebacks are cut to
-  their last line, so feedback does not quote hidden test code.
+
+Hidden tests never run in the student's kernel: :class:`BoundedExecute` cuts
+them out of the test cells before the kernel starts
+(:func:`withhold_hidden_tests`) and :class:`CleanRecheck` runs the whole test
+cell in the grader; a hidden test that fails there scores 0 with a message
+that names the test's own complaint, never its source or its data
+(:func:`course_grader.recheck.hidden_failure_message`).
 
 Everything that happens to a submission (timeouts, kernel deaths, flags) goes
 into the notebook's grading report (:func:`course_grader.report.grading_report`);
@@ -50,14 +55,15 @@ from traitlets.config import LoggingConfigurable
 
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
 
 from . import limits as default_limits
 from . import recheck, sandbox
 from .report import grading_report
 
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
-HIDDEN_BEGIN = "BEGIN HIDDEN TESTS"
+#: the error a hidden test that fails in the clean re-check leaves in its cell (it scores 0)
+HIDDEN_FAILED = "HiddenTestFailed"
 
 
 class GradingLimits(LoggingConfigurable):
@@ -89,6 +95,31 @@ def _grade_id(cell) -> str:
 
 def _is_test(cell) -> bool:
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+def withhold_hidden_tests(nb, resources, config=None) -> dict[int, str]:
+    """Cut every hidden-test region out of the test cells; returns ``{cell index: full source}``.
+
+    Runs before the student's kernel starts, so that no hidden test, and none
+    of its data, ever enters the student's process: :class:`CleanRecheck` runs
+    the whole test cell later, in the grader, against the student's functions.
+    The cells' ids go into the report as *pending*; CleanRecheck settles them,
+    and :class:`~course_grader.report.WriteGradingReport` scores any it did not
+    settle as failed (a pipeline without CleanRecheck cannot award hidden points).
+    """
+    clear = ClearHiddenTests(config=config, enforce_metadata=False)
+    withheld = {}
+    for index, cell in enumerate(nb.cells):
+        if not _is_test(cell) or clear.begin_test_delimeter not in cell.source:
+            continue
+        full = cell.source
+        try:
+            clear._remove_hidden_test_region(cell)
+        except RuntimeError:        # unbalanced markers: withhold the whole cell
+            cell.source = ""
+        withheld[index] = full
+    grading_report(resources)["hidden_pending"] = sorted(_grade_id(nb.cells[i]) for i in withheld)
+    return withheld
 
 
 # ---------------------------------------------------------------------------
@@ -251,7 +282,18 @@ class BoundedExecute(Execute):
         self._deadline = monotonic() + self.limits.notebook_timeout
         self._kept_bytes = 0
         self._start_cell(None)
-        pending = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+        withheld = withhold_hidden_tests(nb, self.resources, self.config)
+        try:
+            self._execute_all()
+        finally:
+            for index, source in withheld.items():   # the instructor sees the whole test
+                self.nb.cells[index].source = source
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def _execute_all(self):
+        """Run every code cell, restarting a dead or hung kernel, within the notebook's limits."""
+        pending = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code" and c.source.strip()]
         done: list[int] = []
         no_replay: set[int] = set()
         restarts = 0
@@ -313,8 +355,6 @@ class BoundedExecute(Execute):
                 pending = []
             finally:
                 self._forget_kernel_files()
-        self.set_widgets_metadata()
-        return self.nb, self.resources
 
     def _replay(self, indices):
         """Run earlier cells again in a fresh kernel, for their definitions; keep the old outputs."""
@@ -430,6 +470,9 @@ class CleanRecheck(NbGraderPreprocessor):
                 notebook_timeout=self.limits.notebook_timeout)
             for index, reason in sorted(verdicts.failures.items()):
                 cell = nb.cells[index]
+                if index in verdicts.hidden:   # an honest wrong answer, not tampering
+                    cell.outputs.insert(0, error_output(HIDDEN_FAILED, reason))
+                    continue
                 cell.outputs.insert(0, error_output(
                     "CleanRerunFailed",
                     "this test passed inside the notebook but FAILED when re-run with your code in a "
@@ -439,6 +482,8 @@ class CleanRecheck(NbGraderPreprocessor):
             for index, what in verdicts.events:
                 report["events"].append({"cell": index, "grade_id": _grade_id(nb.cells[index]),
                                          "kind": "clean_rerun", "message": what})
+        # Every withheld hidden test has now run here, or its cell failed in the notebook already.
+        report["hidden_pending"] = []
         return nb, resources
 
     @staticmethod
@@ -451,7 +496,8 @@ class CleanRecheck(NbGraderPreprocessor):
             grade_id = _grade_id(cell)
             source_cell = sources.get(grade_id)
             if grade_id in tests and _is_test(cell) and source_cell is not None:
-                cells.append(recheck.Cell(index, "test", source_cell.source, grade_id))
+                cells.append(recheck.Cell(index, "test", source_cell.source, grade_id,
+                                          recheck.hidden_regions(source_cell.source)))
             elif (source_cell is not None and source_cell.locked and not utils.is_solution(cell)
                   and not utils.is_grade(cell) and cell.source == source_cell.source):
                 cells.append(recheck.Cell(index, "setup", source_cell.source, grade_id))
@@ -476,19 +522,3 @@ def _defined_names(sources) -> set[str]:
                 for target in targets:
                     names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return {n for n in names if not n.startswith("__")}
-
-
-# ---------------------------------------------------------------------------
-# Feedback
-# ---------------------------------------------------------------------------
-
-class HideHiddenTestDetails(NbGraderPreprocessor):
-    """In cells with hidden tests, show only the last line of an error, not the traceback."""
-
-    def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "code" and HIDDEN_BEGIN in cell.source:
-            for output in cell.get("outputs", []):
-                if output.output_type == "error":
-                    output.traceback = [f"\x1b[0;31m{output.ename}\x1b[0m: {output.evalue}",
-                                        "(the traceback of hidden tests is not shown)"]
-        return cell, resources

@@ -62,18 +62,27 @@ class _Deadline(Exception):
     pass
 
 
+#: set on an exception rebuilt from one the student's code raised (its message is the student's)
+FROM_STUDENT = "_raised_by_student_code"
+
+
 def _exception_from(info: dict) -> BaseException:
     """Rebuild the student's exception as a built-in type the tests can catch."""
     if info["type"] == "KeyboardInterrupt":
         return StudentTimeout("interrupted: the time limit was reached")
+    error = None
     for name in info.get("mro", []):
         cls = getattr(builtins, name, None)
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
-                return cls(info["message"])
+                error = cls(info["message"])
             except TypeError:
-                break
-    return RuntimeError(f"{info['type']}: {info['message']}")
+                pass
+            break
+    if error is None:
+        error = RuntimeError(f"{info['type']}: {info['message']}")
+    setattr(error, FROM_STUDENT, True)
+    return error
 
 
 class Remote:
@@ -335,6 +344,7 @@ class Cell:
     kind: str          # "setup" (instructor code, runs on both sides), "student" or "test"
     source: str
     label: str = ""
+    hidden: tuple = ()  # (first, last) line numbers of the source's hidden-test regions
 
 
 @dataclass
@@ -342,6 +352,61 @@ class Verdicts:
     failures: dict            # cell index -> reason the test fails in the clean re-run
     events: list              # (cell index, what happened in the student's process)
     seconds: float = 0.0
+    hidden: set = field(default_factory=set)   # failures inside a hidden-test region
+
+
+def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
+                   end: str = "END HIDDEN TESTS") -> tuple:
+    """``((first, last), ...)``: 1-based line numbers of each hidden-test region of a cell."""
+    regions, start = [], None
+    for number, line in enumerate(source.split("\n"), start=1):
+        if begin in line and start is None:
+            start = number
+        elif end in line and start is not None:
+            regions.append((start, number))
+            start = None
+    if start is not None:   # no end marker: nbgrader's rule is that the rest is hidden
+        regions.append((start, source.count("\n") + 1))
+    return tuple(regions)
+
+
+def hidden_failure_message(error: BaseException) -> str:
+    """What the feedback may say about a hidden test that failed: never its data or its source.
+
+    A message the test's own code wrote (``assert ..., "message"``, a check
+    function of a setup cell) is the instructor's and is shown; a message
+    from the student's code could carry the test's inputs, and one from a
+    library (``numpy.testing``) prints the expected values, so of those only
+    the exception's type is shown.
+    """
+    if getattr(error, FROM_STUDENT, None):
+        # the built-in type it was rebuilt as: the student's own class name is their text too
+        return f"your code raised {type(error).__name__} during a hidden test"
+    if isinstance(error, StudentProcessError):
+        return str(error)
+    frames = _traceback_files(error)
+    if frames and (frames[-1].startswith("<test cell") or frames[-1].startswith("<setup cell")):
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return f"{type(error).__name__}: {message[:300]}" if message else type(error).__name__
+    return f"{type(error).__name__} (the details of hidden tests are not shown)"
+
+
+def _traceback_files(error: BaseException) -> list[str]:
+    files, tb = [], error.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return files
+
+
+def _failed_line(error: BaseException, filename: str) -> int | None:
+    """The line of ``filename`` (a test cell) that was running when ``error`` was raised."""
+    line, tb = None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
@@ -360,6 +425,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     process = StudentProcess(workdir, limits, slot)
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     failures: dict[int, str] = {}
+    hidden_failures: set[int] = set()
     last_test = max(tests_to_check, default=-1)
     quiet = io.StringIO()
     try:
@@ -384,6 +450,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     failures[cell.index] = ("TimeLimitError: the clean re-run reached the notebook's "
                                             f"time limit of {notebook_timeout:.0f} s before this test")
                     continue
+                filename = f"<test cell {cell.label}>"
                 try:
                     cell_deadline = min(deadline, time.monotonic() + cell_timeout)
                     defined = process.describe(api_names, cell_deadline)
@@ -393,14 +460,19 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         else:
                             namespace.pop(name, None)
                     process.call_deadline = cell_deadline
-                    exec(compile(cell.source, f"<test cell {cell.label}>", "exec"), namespace)
+                    exec(compile(cell.source, filename, "exec"), namespace)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
-                    failures[cell.index] = f"{type(error).__name__}: {error}"[:1000]
+                    line = _failed_line(error, filename)
+                    if line is not None and any(a <= line <= b for a, b in cell.hidden):
+                        hidden_failures.add(cell.index)
+                        failures[cell.index] = hidden_failure_message(error)
+                    else:
+                        failures[cell.index] = f"{type(error).__name__}: {error}"[:1000]
                     if isinstance(error, StudentProcessError):
                         process.events.append((cell.index, str(error)))
     finally:
         process.close()
-    return Verdicts(failures, process.events, time.monotonic() - started)
+    return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures)
 
 
 @contextlib.contextmanager

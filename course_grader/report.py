@@ -16,6 +16,7 @@ pipeline, writes it out three ways:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -36,13 +37,25 @@ def grading_report(resources: dict) -> dict:
 def notes_cell(lines: list[str], nbformat_minor: int = 5) -> NotebookNode:
     """The Markdown cell that opens a notebook with the grading notes, one bullet per line.
 
+    The lines quote the submission (cell ids, exception messages, code that
+    was flagged), so each is made inert text first (:func:`inert_markdown`).
     Cells have ids from nbformat 4.5 on; an older notebook's cells must not.
     """
-    cell = nbformat.v4.new_markdown_cell(NOTES_TITLE + "\n\n" + "\n".join(f"- {line}" for line in lines),
-                                         metadata={"grading_notes": True})
+    body = "\n".join(f"- {inert_markdown(line)}" for line in lines)
+    cell = nbformat.v4.new_markdown_cell(NOTES_TITLE + "\n\n" + body, metadata={"grading_notes": True})
     if nbformat_minor < 5:
         del cell["id"]
     return cell
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>&])")
+
+
+def inert_markdown(text: str) -> str:
+    """``text`` as Markdown that renders as exactly that text: no HTML, links, emphasis or new lines."""
+    text = " ".join(str(text).split())          # one line: no new bullet, no heading
+    text = "".join(ch for ch in text if ch.isprintable())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)   # CommonMark: a backslash makes punctuation literal
 
 
 class WriteGradingReport(NbGraderPreprocessor):
@@ -55,13 +68,14 @@ class WriteGradingReport(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         report = grading_report(resources)
         report["flags"] += nb.metadata.pop("grading_notes", [])
+        self._fail_unsettled_hidden_tests(nb, report)
         path = resources.get("metadata", {}).get("path")
         if path:
             name = resources["nbgrader"]["notebook"]
             Path(path, f".grading-report-{name}.json").write_text(json.dumps(report, indent=1))
         lines = []
         for event in report["events"]:
-            where = f"cell `{event['grade_id']}`" if event.get("grade_id") else (
+            where = f"cell {event['grade_id']}" if event.get("grade_id") else (
                 f"cell {event['cell']}" if event.get("cell") is not None else "the notebook")
             lines.append(f"{where}: {event['message']}")
         lines += [f"flagged for review: {flag}" for flag in report["flags"]]
@@ -70,6 +84,24 @@ class WriteGradingReport(NbGraderPreprocessor):
         if report["flags"]:
             self._flag(resources)
         return nb, resources
+
+    @staticmethod
+    def _fail_unsettled_hidden_tests(nb, report):
+        """Hidden tests withheld from the kernel that no re-check ran score 0, never full marks."""
+        pending = set(report.get("hidden_pending", []))
+        if not pending:
+            return
+        for cell in nb.cells:
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in pending:
+                cell.outputs.insert(0, NotebookNode(
+                    output_type="error", ename="HiddenTestsNotRun",
+                    evalue="the hidden tests of this cell were not run (the grading pipeline has no "
+                           "CleanRecheck), so it scores 0",
+                    traceback=["HiddenTestsNotRun: the hidden tests of this cell were not run"]))
+        report["events"].append({"cell": None, "grade_id": "", "kind": "hidden_not_run",
+                                 "message": "hidden tests were withheld from the kernel but never run: "
+                                            "add CleanRecheck to the autograde preprocessors"})
+        report["hidden_pending"] = []
 
     @staticmethod
     def _flag(resources):

@@ -55,6 +55,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 NEWROOT = "/tmp/.attention-sandbox-root"   # a mount point only; each sandbox mounts its own tmpfs here
 INSIDE_WORKDIR = "/home/student/work"       # where the copy of the working directory appears
+INSIDE_IPC = "/run/kernel"                  # where the kernel's socket folder appears
+INSIDE_VENV = "/opt/python"                 # where the grader's virtual environment appears
 BASE_UID = 64000
 ENV_PREFIX = "ATTENTION_SANDBOX"
 
@@ -162,7 +164,7 @@ def sandbox_uid(slot: int | None = None) -> int:
 # ---------------------------------------------------------------------------
 
 def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: int | None = None,
-            share: list[str] = (), files: dict[str, str] | None = None,
+            share: list[tuple[str, str]] = (), files: dict[str, str] | None = None,
             seal: list[str] = (), exclude: list[str] = ("*.ipynb",), quiet: bool = False) -> list[str]:
     """The command line that runs ``argv`` in the sandbox.
 
@@ -172,7 +174,7 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
             ``exclude``) is what the program finds there.
         limits: see ``limits.SANDBOX``.
         slot: picks the unprivileged uid (``64000 + slot``), one per parallel worker.
-        share: directories shared read-write with the outside, at the same path.
+        share: directories shared read-write with the outside: ``(path outside, path inside)``.
         files: ``{path inside: content}`` small files created for the program.
         seal: files whose appearance means the program has started; the shared
             directories are then made read-only to it.
@@ -185,9 +187,11 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     spec = {
         "argv": list(argv), "workdir": os.path.abspath(workdir),
         "limits": limits_from_env(limits), "uid": sandbox_uid(slot),
-        "share": [os.path.abspath(p) for p in share], "files": dict(files or {}),
+        "share": [[os.path.abspath(outside), inside] for outside, inside in share],
+        "files": dict(files or {}),
         "seal": list(seal), "exclude": list(exclude), "quiet": quiet,
         "python": [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],
+        "venv": None,
     }
     current = mode()
     missing = missing_facilities()
@@ -196,6 +200,14 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     script = os.path.abspath(__file__)
     if current == "off" or missing:
         return [sys.executable, "-I", "-S", script, "limits-only", json.dumps(spec)]
+    venv = os.path.abspath(sys.prefix)
+    if venv != os.path.abspath(sys.base_prefix) and not venv.startswith("/usr/"):
+        # A virtual environment lives in the course's repository: inside, it is INSIDE_VENV,
+        # so that no command line, link or variable the program can read names the host's folders.
+        spec["venv"] = venv
+        spec["python"].remove(sys.prefix)
+        if spec["argv"] and spec["argv"][0].startswith(venv + "/"):
+            spec["argv"][0] = INSIDE_VENV + spec["argv"][0][len(venv):]
     return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
             "--propagation", "private", "--",
             sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
@@ -233,8 +245,8 @@ def _inside(path: str) -> str:
     return os.path.join(NEWROOT, path.lstrip("/"))
 
 
-def _bind(source: str, readonly: bool = True):
-    target = _inside(source)
+def _bind(source: str, inside: str | None = None, readonly: bool = True):
+    target = _inside(inside or source)
     if os.path.isdir(source):
         os.makedirs(target, exist_ok=True)
     else:
@@ -289,6 +301,8 @@ def build_view(spec: dict):
     home = _inside("/tmp/home")
     os.makedirs(home, mode=0o700)
     os.chown(home, uid, uid)
+    if spec.get("venv"):
+        _bind(spec["venv"], INSIDE_VENV)
     prefixes = sorted({os.path.realpath(p) for p in spec["python"]})
     for prefix in prefixes:
         if not any(prefix.startswith(done + "/") for done in ("/usr", "/etc")):
@@ -314,13 +328,15 @@ def build_view(spec: dict):
     _mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={limits['tmp_mb']}m,mode=1777")
     os.makedirs(_inside("/proc"), exist_ok=True)
-    _mount("proc", _inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # Directories shared with the outside (the kernel's sockets).
-    for path in spec["share"]:
-        os.chown(path, uid, uid)
-        os.chmod(path, 0o700)
-        os.makedirs(_inside(path), exist_ok=True)
-        _mount(path, _inside(path), None, MS_BIND)
+    # hidepid=2: the program sees only its own processes, not the supervisor (root, PID 1),
+    # whose command line holds the host's paths.
+    _mount("proc", _inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    # Directories shared with the outside (the kernel's sockets), at paths that name nothing of the host.
+    for outside, inside in spec["share"]:
+        os.chown(outside, uid, uid)
+        os.chmod(outside, 0o700)
+        os.makedirs(_inside(inside), exist_ok=True)
+        _mount(outside, _inside(inside), None, MS_BIND)
     # The working directory: a private, size-limited copy, at a path that says nothing about the host.
     workdir = spec["workdir"]
     inside_workdir = _inside(INSIDE_WORKDIR)
@@ -382,7 +398,7 @@ def apply_limits(limits: dict):
 
 def _seal(spec: dict):
     """Once the program has created its sockets, the shared directories become read-only to it."""
-    for path in spec["share"]:
+    for _, path in spec["share"]:     # the supervisor runs inside the new root
         try:
             os.chown(path, 0, 0)
             os.chmod(path, 0o755)
@@ -416,6 +432,34 @@ def supervise(spec: dict, pid: int):
             time.sleep(0.02 if unsealed else 0.05)
 
 
+def _only_standard_streams(quiet: bool) -> int:
+    """Leave the program nothing of the grader's but stdin, stdout and stderr; returns a copy of stderr.
+
+    A grading worker's open files (its log, the gradebook, pipes) must not
+    reach student code.  A kernel (``quiet``) gets /dev/null for stdout and
+    stderr, which a worker points at its log: the kernel's outputs travel
+    over ZeroMQ.  The returned descriptor (closed on exec) is for reporting a
+    failed exec.
+    """
+    report = os.dup(2)                    # non-inheritable (PEP 446): gone after exec
+    if quiet:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    try:
+        inherited = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:                       # no /proc (not Linux): the usual range
+        inherited = range(3, 4096)
+    for fd in inherited:
+        if fd > 2 and fd != report:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    return report
+
+
 def run_inside(spec: dict):
     build_view(spec)
     os.chroot(NEWROOT)
@@ -431,12 +475,11 @@ def run_inside(spec: dict):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
-            if spec.get("quiet"):  # a kernel's own stdout is chatter; its outputs travel over ZeroMQ
-                null = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(null, 1)
+            report = _only_standard_streams(spec.get("quiet"))
             os.execve(spec["argv"][0], spec["argv"], env)
         except BaseException as error:  # noqa: BLE001 - report and die, never continue as root
-            sys.stderr.write(f"sandbox: could not start {spec['argv'][0]}: {error}\n")
+            message = f"sandbox: could not start {spec['argv'][0]}: {error}\n".encode()
+            os.write(locals().get("report", 2), message)
         os._exit(127)
     supervise(spec, pid)
 
@@ -451,8 +494,7 @@ def run_limits_only(spec: dict):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.chdir(spec["workdir"])
         apply_limits(spec["limits"])
-        if spec.get("quiet"):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        _only_standard_streams(spec.get("quiet"))
         env = {**os.environ, **{k: v for k, v in child_env(spec).items()
                                 if k.endswith("_THREADS") or k in ("MPLBACKEND", "MALLOC_ARENA_MAX")}}
         env.pop("JPY_PARENT_PID", None)
@@ -479,11 +521,13 @@ def kernel_main(connection_file: str, extra: list[str]):
     with open(connection_file) as f:
         info = json.load(f)
     inside_connection = "/tmp/.kernel-connection.json"
-    share, seal = [], []
+    share, seal, inside_info = [], [], dict(info)
     if info.get("transport") == "ipc":
+        # The sockets' folder appears inside as /run/kernel: the host's path stays outside.
         prefix = info["ip"]
-        share = [os.path.dirname(prefix)]
-        seal = [f"{prefix}-{info[key]}" for key in
+        inside_info["ip"] = f"{INSIDE_IPC}/{os.path.basename(prefix)}"
+        share = [(os.path.dirname(prefix), INSIDE_IPC)]
+        seal = [f"{inside_info['ip']}-{info[key]}" for key in
                 ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
     elif mode() != "off" and not missing_facilities():
         raise SystemExit("sandbox: the kernel must use ZeroMQ's ipc transport (TCP cannot cross "
@@ -492,7 +536,7 @@ def kernel_main(connection_file: str, extra: list[str]):
     if isolated:
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", inside_connection, *extra]
         cmd = command(argv, os.getcwd(), share=share, seal=seal, quiet=True,
-                      files={inside_connection: json.dumps(info)})
+                      files={inside_connection: json.dumps(inside_info)})
     else:  # degraded: the kernel reads the real connection file
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
         cmd = command(argv, os.getcwd(), quiet=True)

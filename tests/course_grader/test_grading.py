@@ -3,7 +3,7 @@
 For each assignment: the instructor's solution scores full marks; the student
 notebook as released scores zero and grading completes; plausible wrong answers
 each lose the points of the tests aimed at them (and keep the others); nothing
-honest is flagged; feedback hides the hidden tests; the grades CSV agrees.
+honest is flagged; feedback shows no hidden test's code or data; the grades CSV agrees.
 """
 
 import csv
@@ -160,7 +160,10 @@ def test_feedback_hides_hidden_tests(tmp_path_factory, assignment):
         html = feedback_html(report, student)
         assert "BEGIN HIDDEN TESTS" not in html and not HIDDEN_BLOCK.search(html)
         assert "Hidden tests (" in html          # the visible comment of each hidden cell remains
-    assert "the traceback of hidden tests is not shown" in feedback_html(report, "blank")
+    # The blank exercise fails its hidden tests in the grader: the feedback names the test's
+    # complaint (the stub raised), never the test's code or data.
+    assert "HiddenTestFailed" in feedback_html(report, "blank")
+    assert "your code raised NotImplementedError during a hidden test" in feedback_html(report, "blank")
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -160,7 +160,8 @@ def test_grading_kernelspec_runs_the_sandbox():
 @pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
 def test_a_python_installation_under_tmp_is_visible_inside(tmp_path, workdir):
     """CI clones the repository under /tmp, so the virtual environment lives there;
-    the sandbox's private /tmp must not hide it (it once did)."""
+    the sandbox's private /tmp must not hide it (it once did).  Inside, it has a
+    path that says nothing about the host's folders."""
     import venv
 
     env_dir = tmp_path / "venv-under-tmp"
@@ -170,10 +171,60 @@ def test_a_python_installation_under_tmp_is_visible_inside(tmp_path, workdir):
     driver = ("import subprocess, sys\n"
               f"sys.path.insert(0, {os.path.dirname(os.path.dirname(sandbox.__file__))!r})\n"
               "from course_grader import sandbox\n"
-              f"cmd = sandbox.command([sys.executable, '-I', '-c', 'import sys; print(sys.prefix)'], {str(workdir)!r})\n"
+              f"cmd = sandbox.command([sys.executable, '-I', '-c', 'import sys, numpy; print(sys.prefix)'], {str(workdir)!r})\n"
               "done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)\n"
               "print(done.stdout, done.stderr)\n"
               "sys.exit(done.returncode)")
     done = subprocess.run([python, "-c", driver], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert str(env_dir) in done.stdout
+    assert done.stdout.split()[0] == sandbox.INSIDE_VENV and str(env_dir) not in done.stdout
+
+
+# Nothing of the grader inside: no inherited descriptor, no host path in /proc or the environment.
+LOOK_AROUND = r"""
+import json, os
+fds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))
+targets = {fd: os.readlink(f'/proc/self/fd/{fd}') for fd in fds if os.path.exists(f'/proc/self/fd/{fd}')}
+seen = []
+for pid in os.listdir('/proc'):
+    if pid.isdigit():
+        for entry in ('cmdline', 'environ', 'cwd', 'root', 'exe'):
+            try:
+                path = f'/proc/{pid}/{entry}'
+                seen.append(os.readlink(path) if entry in ('cwd', 'root') else
+                            open(path, 'rb').read().decode(errors='replace'))
+            except OSError:
+                pass
+print(json.dumps({'fds': fds, 'targets': targets, 'pids': [p for p in os.listdir('/proc') if p.isdigit()],
+                  'proc': seen, 'environ': dict(os.environ)}))
+"""
+
+
+@pytest.mark.skipif(not ISOLATED, reason="isolation unavailable here: the degraded mode says so (tested above)")
+def test_no_descriptor_of_the_grader_reaches_the_program(workdir, tmp_path):
+    import json
+
+    log = open(tmp_path / "worker.log", "a")
+    secret = open(tmp_path / "gradebook.db", "w")
+    os.set_inheritable(log.fileno(), True)      # as a worker's dup2-ed log is
+    os.set_inheritable(secret.fileno(), True)
+    cmd = sandbox.command([sys.executable, "-I", "-c", LOOK_AROUND], str(workdir))
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, close_fds=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    # 0-2 only (the descriptor listdir opened for itself is closed by the time of readlink)
+    assert [fd for fd in seen["targets"] if int(fd) > 2] == []
+    assert not any("worker.log" in t or "gradebook" in t for t in seen["targets"].values())
+
+
+@pytest.mark.skipif(not ISOLATED, reason="isolation unavailable here: the degraded mode says so (tested above)")
+def test_no_host_path_in_proc_or_the_environment(workdir):
+    import json
+
+    done = run(LOOK_AROUND, workdir)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert "1" not in seen["pids"]                       # the supervisor (root) is hidden
+    visible = "\n".join(seen["proc"]) + json.dumps(seen["environ"])
+    for host in (str(workdir.parent), str(ROOT), sys.prefix):
+        assert host not in visible
