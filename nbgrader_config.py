@@ -56,6 +56,7 @@ c.GenerateFeedback.preprocessors = [
     GetGrades, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor,
 ]
 # Feedback pages are opened by instructors too: nothing from a submission may run in them.
+c.SanitizeHTML.enabled = True          # nbconvert's preprocessors are off unless enabled
 c.HTMLExporter.sanitize_html = True
 
 # Limits per submission: the defaults are in course_grader/limits.py.  Override them for this
