@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from . import grade as grading
+from .report import terminal_text
 
 
 def print_summary(report: dict):
@@ -14,11 +15,11 @@ def print_summary(report: dict):
           f"{report['failed']} failed, "
           f"{report['flagged']} flagged, in {report['seconds']:.0f} s "
           f"({report['submissions_per_minute']:.1f} submissions per minute)")
-    width = max(len(r["student"]) for r in results)
-    for r in results:
-        line = f"  {r['student']:<{width}}  {r['score']:5.1f} / {r['max_score']:4.1f}  {r['status']}"
+    width = max(len(terminal_text(r["student"])) for r in results)
+    for r in results:   # everything quoted from a submission is escaped: it cannot forge a line
+        line = f"  {terminal_text(r['student']):<{width}}  {r['score']:5.1f} / {r['max_score']:4.1f}  {r['status']}"
         extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
-        print(line + ("  -- " + "; ".join(extra) if extra else ""))
+        print(line + ("  -- " + terminal_text("; ".join(extra)) if extra else ""))
     print("time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report["phases_seconds"].items()))
     print(f"grades: {report['grades_csv']}")
     print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")
@@ -53,4 +54,6 @@ def main(argv=None):
                            args.config)
     if not args.quiet:
         print_summary(report)
+    # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero
+    # only when the run could not grade someone at all.
     return 0 if report["failed"] == 0 else 1

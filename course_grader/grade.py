@@ -40,6 +40,7 @@ from . import sandbox
 from .gradebook import export_csv
 from .intake import find_submissions, stage_submission
 from .nbgrader_api import load_config, prepare_assignment, use_fast_alembic_head
+from .report import terminal_text
 from .workers import run_workers
 
 
@@ -75,7 +76,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     try:
         submissions, warnings = find_submissions(Path(source), f"{notebook}.ipynb", student_regex, run_dir)
         for warning in warnings:
-            say(f"warning: {warning}")
+            say(f"warning: {terminal_text(warning)}")
         if not submissions:
             raise SystemExit(f"no notebooks found in {source}")
         say(f"grading {len(submissions)} submissions of {assignment} with "

@@ -58,6 +58,15 @@ def inert_markdown(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)   # CommonMark: a backslash makes punctuation literal
 
 
+def terminal_text(text) -> str:
+    """``text`` safe to print on a terminal: control characters (escape codes, new lines) shown as escapes.
+
+    Student ids, notes and flags quote the submission; printed raw, they
+    could move the cursor or add a forged line to the summary.
+    """
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+
+
 class WriteGradingReport(NbGraderPreprocessor):
     """Writes the report, the notes cell and the gradebook's flag (see the module's docstring).
 

@@ -29,7 +29,7 @@ from .progress import Progress
 @dataclass
 class Result:
     student: str
-    status: str = "graded"         # graded | unreadable | failed
+    status: str = "graded"         # graded | unreadable (graded as the blank) | failed (not graded)
     score: float = 0.0
     max_score: float = 0.0
     seconds: float = 0.0
@@ -81,7 +81,7 @@ def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, re
         # grade the blank exercise so that the student gets 0 and a clear note.
         error = (outcome.get("error") or "").strip().splitlines()
         reason = error[-1][:300] if error else "nbgrader failed"
-        result.status = "failed"
+        result.status = "unreadable"     # graded: 0 points, with a note; "failed" is for the run
         result.notes.append(f"nbgrader could not grade this notebook ({reason}); graded as the blank exercise")
         shutil.rmtree(submitted)
         submitted.mkdir(parents=True)
@@ -91,6 +91,7 @@ def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, re
         outcome = api.autograde(assignment, student, force=True, create=True)
         log.write(f"=== autograde blank {student}\n{outcome.get('log', '')}\n")
         if not outcome["success"]:
+            result.status = "failed"
             result.notes.append("grading the blank exercise failed too; see the log")
             return result
     report_path = shard / "autograded" / student / assignment / f".grading-report-{notebook}.json"

@@ -227,3 +227,19 @@ def test_no_script_runs_when_the_feedback_is_opened(report):
         finally:
             browser.close()
     assert "PWNED" not in title and dialogs == []
+
+
+def test_the_summary_prints_student_text_as_data(capsys):
+    """A student id or note cannot move the cursor or add a forged line to the instructor's terminal."""
+    from course_grader.cli import print_summary
+
+    forged = "mallory\x1b[2K\r  alice  10.0 / 10.0  graded\n  bob    10.0 / 10.0  graded"
+    result = {"student": forged, "score": 0.0, "max_score": 10.0, "status": "graded",
+              "notes": ["note\nwith a new line\x07"], "flags": ["\x1b]0;title\x07"], "events": ["\r\n"]}
+    print_summary({"assignment": "a1", "graded": 1, "unreadable": 0, "failed": 0, "flagged": 1,
+                   "seconds": 1.0, "submissions_per_minute": 60.0, "results": [result],
+                   "phases_seconds": {}, "grades_csv": "grades.csv", "course_dir": "course"})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out
+    student_lines = [line for line in out.splitlines() if line.startswith("  ")]
+    assert len(student_lines) == 1 and "mallory" in student_lines[0]
