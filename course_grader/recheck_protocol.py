@@ -18,7 +18,10 @@ import json
 import os
 import struct
 
-MAX_FRAME = 256 * 2 ** 20
+MAX_FRAME = 64 * 2 ** 20      # one message, arrays included
+MAX_HEADER = 4 * 2 ** 20      # its JSON part: structure, numbers and strings
+MAX_ITEMS = 200_000           # values in the JSON part (containers and scalars)
+MAX_DEPTH = 64                # nesting of the JSON part (encode() sends deeper values as handles)
 
 
 def encode(value, arrays: list, as_handle, as_callback=None, depth: int = 0):
@@ -99,11 +102,34 @@ def pack(header: dict, arrays: list) -> bytes:
                     + [struct.pack("<Q", len(p)) + p for p in parts])
 
 
+def check_structure(head: bytes) -> None:
+    """Refuse a JSON header whose size, number of values or nesting could swell the reader.
+
+    Checked on the bytes, before ``json.loads`` builds anything: 17 MB of
+    nested empty lists would otherwise become a gigabyte of Python objects.
+    """
+    import re
+
+    if len(head) > MAX_HEADER:
+        raise ValueError(f"a header of {len(head)} bytes (the limit is {MAX_HEADER})")
+    bare = re.sub(rb'"(?:[^"\\]|\\.)*"', b'""', head)        # strings cannot nest or count
+    items = bare.count(b",") + bare.count(b"[") + bare.count(b"{")
+    if items > MAX_ITEMS:
+        raise ValueError(f"a header of {items} values (the limit is {MAX_ITEMS})")
+    depth = deepest = 0
+    for bracket in re.sub(rb"[^\[\]{}]", b"", bare):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            raise ValueError(f"a header nested more than {MAX_DEPTH} deep")
+
+
 def unpack(payload: bytes) -> tuple[dict, list]:
     import numpy as np
 
     head_len, count = struct.unpack_from("<QQ", payload, 0)
     offset = 16
+    check_structure(payload[offset:offset + head_len])
     header = json.loads(payload[offset:offset + head_len])
     offset += head_len
     arrays = []

@@ -103,3 +103,30 @@ def test_the_wire_format_never_unpickles():
     assert list(value["x"]) == [0, 1, 2] and value["o"] == ("handle", 7)
     with pytest.raises(ValueError):
         pack({}, [np.array([object()])])
+
+
+@pytest.mark.parametrize("reply", ["[[] for _ in range(3_000_000)]",           # many values
+                                   "[{'k': [1.5] * 20} for _ in range(300_000)]",
+                                   "'x' * (5 * 2 ** 20)"])                     # one huge string
+def test_a_swollen_reply_is_refused_before_it_is_decoded(tmp_path, reply):
+    import tracemalloc
+
+    code = f"def f(x):\n    return {reply}"
+    tracemalloc.start()
+    try:
+        failures, _ = verdicts([code], ["f(1)"], ["f"], tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert failures[0] and "the limit is" in failures[0]
+    assert peak < 150 * 2 ** 20          # the reply's bytes, never the objects it would become
+
+
+def test_structure_limits_count_what_json_would_build():
+    from course_grader.recheck_protocol import MAX_DEPTH, check_structure
+
+    check_structure(b'{"op": "return", "value": [1, 2, "a, [b] {c}", {"__dict__": []}]}')
+    with pytest.raises(ValueError, match="nested"):
+        check_structure(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+    with pytest.raises(ValueError, match="values"):
+        check_structure(b"[" + b"[]," * 300_000 + b"[]]")
