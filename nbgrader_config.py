@@ -26,7 +26,7 @@ from nbgrader.preprocessors import (
     IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from course_grader.preprocessors import (
-    BoundedExecute, CleanRecheck, ForgetUnknownCells, ScoreWithoutStderr)
+    BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr)
 from course_grader.report import WriteGradingReport
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
@@ -40,7 +40,8 @@ c.CourseDirectory.release_directory = str(HERE / "book" / "exercises")   # pages
 # Deleted test cells come back (edited ones always do, by checksum); renamed ones are the student's.
 c.OverwriteCells.add_missing_cells = True
 c.Autograde.sanitize_preprocessors = [
-    ClearOutput, DeduplicateIds, ForgetUnknownCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+    ClearOutput, RepairCellMetadata, DeduplicateIds, ForgetUnknownCells, OverwriteKernelspec, OverwriteCells,
+    CheckCellMetadata,
 ]
 
 c.Autograde.autograde_preprocessors = [
@@ -58,6 +59,9 @@ c.GenerateFeedback.preprocessors = [
 # Feedback pages are opened by instructors too: nothing from a submission may run in them.
 c.SanitizeHTML.enabled = True          # nbconvert's preprocessors are off unless enabled
 c.HTMLExporter.sanitize_html = True
+
+# The exercises ask for NumPy: the layers they re-implement cannot be imported while grading.
+c.GradingPolicy.forbidden_modules = {"*": ["tensorflow", "keras"]}
 
 # Limits per submission: the defaults are in course_grader/limits.py.  Override them for this
 # course here (c.GradingLimits.cell_timeout = 60), or for one run with the grading command's

@@ -50,7 +50,7 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.client import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from traitlets import Bool, Integer, List, Unicode, default
+from traitlets import Bool, Dict, Integer, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from nbgrader import utils
@@ -82,6 +82,20 @@ class GradingLimits(LoggingConfigurable):
         return {"memory_mb": self.memory_mb,
                 "cpu_seconds": self.notebook_timeout + default_limits.KERNEL_CPU_SLACK_SECONDS,
                 "wall_seconds": int(wall_seconds) + default_limits.KERNEL_WALL_SLACK_SECONDS}
+
+
+class GradingPolicy(LoggingConfigurable):
+    """What a submission may use (``c.GradingPolicy.*`` in the config)."""
+
+    forbidden_modules = Dict(
+        {}, help="Modules a submission may not import, per assignment id; the key '*' applies to every "
+                 "assignment without its own entry.  Enforced by the sandbox's view of the Python "
+                 "installation (sandbox.command(forbid=...)), in the notebook and in the re-check.",
+    ).tag(config=True)
+
+    def forbidden(self, assignment: str) -> list[str]:
+        modules = self.forbidden_modules
+        return list(modules.get(assignment, modules.get("*", [])))
 
 
 def error_output(ename: str, evalue: str) -> NotebookNode:
@@ -125,6 +139,65 @@ def withhold_hidden_tests(nb, resources, config=None) -> dict[int, str]:
 # ---------------------------------------------------------------------------
 # Sanitizing
 # ---------------------------------------------------------------------------
+
+class RepairCellMetadata(NbGraderPreprocessor):
+    """nbgrader metadata that nbgrader cannot read is repaired or dropped, so the notebook is graded.
+
+    A student's editor (or the student) can leave a cell's nbgrader metadata
+    malformed: not a mapping, points that are not a number, an id that is a
+    list, a schema version nbgrader does not know.  nbgrader then refuses the
+    whole notebook.  Here a cell whose id is one of the assignment's gets that
+    cell's metadata as released (from the gradebook; nothing else of the
+    student's is trusted anyway), and any other malformed metadata is dropped,
+    which makes the cell the student's own.  Each repair is noted.
+    """
+
+    def preprocess(self, nb, resources):
+        names = resources["nbgrader"]
+        with Gradebook(names["db_url"]) as gb:
+            notebook = gb.find_notebook(names["notebook"], names["assignment"])
+            points = {c.name: c.max_score for c in notebook.grade_cells}
+            solutions = {c.name for c in notebook.solution_cells}
+            tasks = {c.name for c in notebook.task_cells}
+            sources = {c.name: (c.cell_type, c.locked) for c in notebook.source_cells}
+        repaired = []
+        for index, cell in enumerate(nb.cells):
+            if "nbgrader" not in cell.metadata:
+                continue
+            info = cell.metadata["nbgrader"]
+            grade_id = info.get("grade_id") if isinstance(info, dict) else None
+            if isinstance(grade_id, str) and sources.get(grade_id, (None,))[0] == cell.cell_type:
+                released = {"grade": grade_id in points, "grade_id": grade_id,
+                            "locked": bool(sources[grade_id][1]), "schema_version": 3,
+                            "solution": grade_id in solutions, "task": grade_id in tasks}
+                if grade_id in points:
+                    released["points"] = points[grade_id]
+                if dict(info) != released:
+                    if _well_formed(info) and {k: info.get(k) for k in released} == released:
+                        continue          # extra keys nbgrader ignores
+                    cell.metadata["nbgrader"] = NotebookNode(released)
+                    repaired.append(f"{grade_id} (restored as released)")
+            elif not _well_formed(info):
+                del cell.metadata["nbgrader"]
+                repaired.append(f"cell {index} (dropped: now the student's own)")
+        if repaired:
+            nb.metadata.setdefault("grading_notes", []).append(
+                "malformed nbgrader metadata was repaired: " + ", ".join(repaired[:8]))
+        return nb, resources
+
+
+def _well_formed(info) -> bool:
+    """nbgrader metadata with the types nbgrader reads (schema 3)."""
+    if not isinstance(info, dict) or info.get("schema_version", 3) != 3:
+        return False
+    if any(not isinstance(info.get(k, False), bool) for k in ("grade", "solution", "locked", "task")):
+        return False
+    if not isinstance(info.get("grade_id", ""), str):
+        return False
+    if info.get("grade") and not isinstance(info.get("points"), (int, float)):
+        return False
+    return True
+
 
 class ForgetUnknownCells(NbGraderPreprocessor):
     """Cells whose nbgrader id is not the assignment's lose their nbgrader metadata.
@@ -193,6 +266,8 @@ class BoundedExecute(Execute):
         remaining = max(1.0, self._deadline - monotonic())
         for key, value in self.limits.sandbox_limits(remaining).items():
             env[f"{sandbox.ENV_PREFIX}_{key.upper()}"] = str(value)
+        assignment = (self.resources or {}).get("nbgrader", {}).get("assignment", "")
+        env[f"{sandbox.ENV_PREFIX}_FORBID"] = ",".join(GradingPolicy(parent=self).forbidden(assignment))
         env.pop("JPY_PARENT_PID", None)
         kwargs["env"] = env
         await super().async_start_new_kernel(**kwargs)
@@ -467,7 +542,8 @@ class CleanRecheck(NbGraderPreprocessor):
             verdicts = recheck.rerun(
                 cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
                 slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
-                notebook_timeout=self.limits.notebook_timeout)
+                notebook_timeout=self.limits.notebook_timeout,
+                forbid=GradingPolicy(parent=self).forbidden(names["assignment"]))
             for index, reason in sorted(verdicts.failures.items()):
                 cell = nb.cells[index]
                 if index in verdicts.hidden:   # an honest wrong answer, not tampering

@@ -115,6 +115,7 @@ class StudentProcess:
     workdir: str
     limits: dict
     slot: int | None = None
+    forbid: list = field(default_factory=list)    # modules the student's code may not import
     generation: int = 0
     history: list = field(default_factory=list)   # cell sources to replay after a restart
     killers: list = field(default_factory=list)   # cells that killed the process
@@ -131,7 +132,7 @@ class StudentProcess:
     def start(self):
         self.generation += 1
         argv = [sys.executable, "-I", "-c", CHILD_SOURCE]
-        cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot)
+        cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot, forbid=self.forbid)
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._stderr, start_new_session=True)
@@ -412,7 +413,7 @@ def _failed_line(error: BaseException, filename: str) -> int | None:
 def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
           limits: dict | None = None, slot: int | None = None,
           cell_timeout: float = default_limits.CELL_SECONDS,
-          notebook_timeout: float = default_limits.NOTEBOOK_SECONDS) -> Verdicts:
+          notebook_timeout: float = default_limits.NOTEBOOK_SECONDS, forbid=()) -> Verdicts:
     """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
 
     Only the test cells in ``tests_to_check`` are run (the others have already
@@ -422,7 +423,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     deadline = started + notebook_timeout
     limits = dict(limits or {})
     limits.setdefault("wall_seconds", int(notebook_timeout) + default_limits.RECHECK_WALL_SLACK_SECONDS)
-    process = StudentProcess(workdir, limits, slot)
+    process = StudentProcess(workdir, limits, slot, list(forbid))
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     failures: dict[int, str] = {}
     hidden_failures: set[int] = set()

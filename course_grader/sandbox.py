@@ -165,7 +165,8 @@ def sandbox_uid(slot: int | None = None) -> int:
 
 def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: int | None = None,
             share: list[tuple[str, str]] = (), files: dict[str, str] | None = None,
-            seal: list[str] = (), exclude: list[str] = ("*.ipynb",), quiet: bool = False) -> list[str]:
+            seal: list[str] = (), exclude: list[str] = ("*.ipynb",), quiet: bool = False,
+            forbid: list[str] = ()) -> list[str]:
     """The command line that runs ``argv`` in the sandbox.
 
     Args:
@@ -180,6 +181,10 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
             directories are then made read-only to it.
         exclude: glob patterns of files not copied into the working directory.
         quiet: send the program's stdout to /dev/null.
+        forbid: modules the program may not import (an assignment's policy:
+            TensorFlow and Keras where the exercise asks for NumPy).  Each is
+            replaced, in the sandbox's view of the Python installation, by a
+            module whose import fails with a message saying so.
 
     Falls back to resource limits only (with a warning) when isolation is
     unavailable; see :func:`describe`.
@@ -190,6 +195,7 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         "share": [[os.path.abspath(outside), inside] for outside, inside in share],
         "files": dict(files or {}),
         "seal": list(seal), "exclude": list(exclude), "quiet": quiet,
+        "forbid": module_locations(forbid),
         "python": [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],
         "venv": None,
     }
@@ -211,6 +217,34 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
             "--propagation", "private", "--",
             sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
+
+
+def module_locations(names) -> dict[str, str]:
+    """``{name: package folder or module file}`` of each importable top-level module of ``names``."""
+    import importlib.util
+
+    found = {}
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            found[name] = os.path.abspath(list(spec.submodule_search_locations)[0])
+        elif spec.origin and os.path.isfile(spec.origin):
+            found[name] = os.path.abspath(spec.origin)
+    return found
+
+
+def forbidden_from_env() -> list[str]:
+    """The modules ``$ATTENTION_SANDBOX_FORBID`` (comma-separated) forbids: how a kernel learns its policy."""
+    return [name.strip() for name in os.environ.get(f"{ENV_PREFIX}_FORBID", "").split(",") if name.strip()]
+
+
+FORBIDDEN_MESSAGE = ("{name} cannot be imported while this assignment is graded: its grading policy "
+                     "forbids it, because the exercise asks you to write that part yourself")
 
 
 # ---------------------------------------------------------------------------
@@ -313,6 +347,7 @@ def build_view(spec: dict):
         if os.path.islink(prefix) and not os.path.exists(_inside(prefix)):
             os.makedirs(os.path.dirname(_inside(prefix)), exist_ok=True)
             os.symlink(os.readlink(prefix), _inside(prefix))
+    _forbid_modules(spec)
     # /dev: a handful of harmless devices.
     dev = _inside("/dev")
     os.makedirs(dev, exist_ok=True)
@@ -353,6 +388,31 @@ def build_view(spec: dict):
         os.chmod(target, 0o600)
     # Nothing else may be created in the new root itself.
     _mount(None, NEWROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def _host_to_inside(path: str, spec: dict) -> str:
+    venv = spec.get("venv")
+    return INSIDE_VENV + path[len(venv):] if venv and path.startswith(venv + "/") else path
+
+
+def _forbid_modules(spec: dict):
+    """Cover each forbidden module, in the read-only view, with one that refuses to be imported."""
+    for name, location in spec.get("forbid", {}).items():
+        stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name=name)!r}, name={name!r})\n"
+        target = _inside(_host_to_inside(location, spec))
+        if not os.path.exists(target):
+            continue
+        if os.path.isdir(target):
+            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+            with open(os.path.join(target, "__init__.py"), "w") as f:
+                f.write(stub)
+            _mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        else:   # a single-file module: a stub file of the same name
+            stub_path = _inside(f"/.forbidden-{name}.py")
+            with open(stub_path, "w") as f:
+                f.write(stub)
+            _mount(stub_path, target, None, MS_BIND)
+            _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
 
 
 def child_env(spec: dict) -> dict:
@@ -536,7 +596,7 @@ def kernel_main(connection_file: str, extra: list[str]):
     if isolated:
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", inside_connection, *extra]
         cmd = command(argv, os.getcwd(), share=share, seal=seal, quiet=True,
-                      files={inside_connection: json.dumps(inside_info)})
+                      files={inside_connection: json.dumps(inside_info)}, forbid=forbidden_from_env())
     else:  # degraded: the kernel reads the real connection file
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
         cmd = command(argv, os.getcwd(), quiet=True)

@@ -228,3 +228,23 @@ def test_no_host_path_in_proc_or_the_environment(workdir):
     visible = "\n".join(seen["proc"]) + json.dumps(seen["environ"])
     for host in (str(workdir.parent), str(ROOT), sys.prefix):
         assert host not in visible
+
+
+@pytest.mark.skipif(not ISOLATED, reason="isolation unavailable here: the degraded mode says so (tested above)")
+@pytest.mark.parametrize("statement", ["import tensorflow", "import keras", "from keras import layers",
+                                       "import importlib; importlib.import_module('tensorflow.python')"])
+def test_a_forbidden_module_cannot_be_imported_by_any_route(workdir, statement):
+    done = run(statement, workdir, forbid=["tensorflow", "keras"])
+    assert done.returncode != 0
+    assert "ModuleNotFoundError" in done.stderr and "grading policy forbids it" in done.stderr
+
+
+@pytest.mark.skipif(not ISOLATED, reason="isolation unavailable here: the degraded mode says so (tested above)")
+def test_forbidding_leaves_the_rest_of_the_installation(workdir):
+    code = ("import glob, numpy, sys\n"
+            "print(numpy.ones(2).sum())\n"
+            "print([p for p in glob.glob(sys.prefix + '/lib/python*/site-packages/tensorflow/**', recursive=True)"
+            " if p.endswith('.so')][:3])")
+    done = run(code, workdir, forbid=["tensorflow", "keras"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["2.0", "[]"]     # not even TensorFlow's shared libraries
