@@ -7,6 +7,7 @@ from pathlib import Path
 
 from . import grade as grading
 from .report import terminal_text
+from .sandbox import SandboxUnavailable
 
 
 def print_summary(report: dict):
@@ -49,9 +50,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
               "memory_mb": args.memory_mb}
-    report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
-                           args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                           args.config)
+    try:
+        report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
+                               args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
+                               args.config)
+    except SandboxUnavailable as error:
+        raise SystemExit(f"not grading: {error}") from None
     if not args.quiet:
         print_summary(report)
     # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero

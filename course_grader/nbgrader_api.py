@@ -103,6 +103,13 @@ def prepare_assignment(config, course_dir: Path, assignment: str) -> tuple[str, 
     from nbgrader.api import Gradebook
 
     api = make_api(config, course_dir)
+    source = Path(api.coursedir.format_path(api.coursedir.source_directory, ".", assignment))
+    if not sorted(source.glob("*.ipynb")):
+        folder = source.parent
+        known = sorted(p.name for p in folder.iterdir() if p.is_dir() and list(p.glob("*.ipynb"))) \
+            if folder.is_dir() else []
+        raise SystemExit(f"no assignment {assignment!r}: {source} has no notebook"
+                         + (f" (assignments there: {', '.join(known)})" if known else ""))
     api.coursedir.release_directory = str(course_dir / ".release")
     result = api.generate_assignment(assignment, force=True, create=True)
     if not result["success"]:

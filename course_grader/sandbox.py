@@ -66,6 +66,10 @@ ENV_PREFIX = "ATTENTION_SANDBOX"
 # What is available here
 # ---------------------------------------------------------------------------
 
+class SandboxUnavailable(RuntimeError):
+    """Strict mode, and full isolation is impossible here; the message says what is missing."""
+
+
 def mode() -> str:
     """``auto`` (default), ``strict`` or ``off``, from ``$ATTENTION_SANDBOX``."""
     value = os.environ.get(ENV_PREFIX, "auto").strip().lower() or "auto"
@@ -202,7 +206,10 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     current = mode()
     missing = missing_facilities()
     if current == "strict" and missing:
-        raise RuntimeError("ATTENTION_SANDBOX=strict but " + "; ".join(missing))
+        raise SandboxUnavailable(
+            f"{ENV_PREFIX}=strict, but the sandbox cannot isolate student code here: "
+            + "; ".join(missing) + ". Grade on Linux as root with util-linux's unshare, or unset "
+            f"{ENV_PREFIX} to grade with resource limits only (not recommended).")
     script = os.path.abspath(__file__)
     if current == "off" or missing:
         return [sys.executable, "-I", "-S", script, "limits-only", json.dumps(spec)]

@@ -49,3 +49,19 @@ def test_the_command_runs_from_the_course_folder_and_says_what_is_missing_elsewh
     assert done.returncode != 0
     assert "no nbgrader configuration" in done.stderr and "--config" in done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["inbox"]   # nothing written before the configuration is found
+
+
+def test_strict_mode_and_an_unknown_assignment_are_one_line_not_a_traceback(tmp_path):
+    """The command's refusals say what is missing, and how to fix it, without a traceback."""
+    (tmp_path / "inbox").mkdir()
+    command = [sys.executable, "-m", "course_grader", str(tmp_path / "inbox"),
+               "--config", str(ROOT / "nbgrader_config.py"), "--course-dir", str(tmp_path / "course")]
+    done = subprocess.run(command + ["--assignment", "a1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "no assignment 'a1'" in done.stderr and "a1_softmax_additive" in done.stderr
+    # Strict mode where isolation is impossible (here: a sandbox that cannot find `unshare`).
+    env = dict(os.environ, ATTENTION_SANDBOX="strict", PATH=os.path.dirname(sys.executable))
+    done = subprocess.run(command + ["--assignment", "a1_softmax_additive"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "not grading: ATTENTION_SANDBOX=strict" in done.stderr and "unshare" in done.stderr

@@ -138,7 +138,7 @@ def test_off_is_loud_and_keeps_the_limits(workdir, monkeypatch):
 def test_strict_refuses_to_run_without_isolation(workdir, monkeypatch):
     monkeypatch.setenv("ATTENTION_SANDBOX", "strict")
     monkeypatch.setattr(sandbox, "missing_facilities", lambda: ["not running as root"])
-    with pytest.raises(RuntimeError, match="not running as root"):
+    with pytest.raises(sandbox.SandboxUnavailable, match="not running as root"):
         sandbox.command([sys.executable, "-c", "pass"], str(workdir))
 
 
