@@ -79,6 +79,12 @@ WRONG_ANSWERS = {
             [("residuals", "layer_norm(np.asarray(x) + sublayer_output, gamma, beta)",
               "layer_norm(sublayer_output, gamma, beta)")],
             ["residual_visible", "residual_hidden"], ["layer_norm_hidden"]),
+        # Every function wrong together: the residual tests' references do not come from layer_norm.
+        "layer_norm_without_normalising": (
+            [("layer_norm", "return gamma * (x - mean) / np.sqrt(variance + epsilon) + beta",
+              "return gamma * x + beta")],
+            ["layer_norm_visible", "layer_norm_hidden", "residual_visible", "residual_hidden"],
+            ["positional_visible", "positional_hidden"]),
     },
     "a5_encoder_block": {
         "missing_residual": (
@@ -101,6 +107,13 @@ WRONG_ANSWERS = {
         "class_token_last": (
             [("embed_patches", "np.concatenate([cls, tokens], axis=1)", "np.concatenate([tokens, cls], axis=1)")],
             ["embed_visible", "embed_hidden"], ["patchify_hidden"]),
+        # patchify and unpatchify wrong in the same way: a round trip alone would not see it.
+        "patches_without_transpose_both_ways": (
+            [("patchify", "P, C).transpose(0, 1, 3, 2, 4, 5)", "P, C)"),
+             ("unpatchify", "grid = patches.reshape(batch, height // P, width // P, P, P, C).transpose(0, 1, 3, 2, 4, 5)\n"
+                            "    return grid.reshape(batch, height, width, C)",
+              "return patches.reshape(batch, height, width, C)")],
+            ["patchify_visible", "patchify_hidden", "unpatchify_visible", "unpatchify_hidden"], []),
     },
 }
 
