@@ -23,7 +23,9 @@ What the sandbox does, on Linux, run as root (how the grading runs here and in C
    repository (so not ``solutions/``), not the course directory (so not the
    gradebook, other submissions or feedback).
 3. The code runs as an **unprivileged user** (uid ``64000 + slot``, no groups,
-   ``no_new_privs``) under **resource limits**: address space (memory), CPU time,
+   ``no_new_privs``), with a **seccomp filter** that refuses the kernel's keyrings
+   (per user id and in no namespace: one submission could leave a key for the
+   next), under **resource limits**: address space (memory), CPU time,
    processes, file size, open files, no core dumps; a supervisor (PID 1 of the
    namespace, root) kills everything at a wall-clock deadline.
 
@@ -121,8 +123,9 @@ def describe(missing: list[str] | None = None) -> str:
     if mode() == "off":
         missing = [f"{ENV_PREFIX}=off"] + missing
     if not missing:
-        return ("sandbox: full isolation (new mount/network/PID namespaces, private file-system "
-                "view, unprivileged user, memory/CPU/process/file limits, wall-clock deadline)")
+        keyrings = ", no kernel keyrings (seccomp)" if seccomp_available() else ""
+        return ("sandbox: full isolation (new mount/network/PID/IPC namespaces, private file-system "
+                f"view, unprivileged user{keyrings}, memory/CPU/process/file limits, wall-clock deadline)")
     return ("sandbox: DEGRADED -- " + "; ".join(missing) + ". Only the memory, CPU, process and "
             "file-size limits apply: student code CAN use the network, read every file this user "
             "can read (other submissions, the solutions, the gradebook) and write wherever this "
@@ -499,6 +502,49 @@ def supervise(spec: dict, pid: int):
             time.sleep(0.02 if unsealed else 0.05)
 
 
+# Kernel facilities outside the file system that no namespace of the sandbox covers: the
+# keyrings (add_key, request_key, keyctl) are per user id, so a key one submission stored could
+# be read by the next one graded under the same uid.  A seccomp filter makes them fail (EPERM).
+_SECCOMP_ARCHES = {  # machine: (AUDIT_ARCH_*, [add_key, request_key, keyctl])
+    "x86_64": (0xC000003E, [248, 249, 250]),
+    "aarch64": (0xC00000B7, [217, 218, 219]),
+}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+def seccomp_available() -> bool:
+    return sys.platform.startswith("linux") and os.uname().machine in _SECCOMP_ARCHES
+
+
+def _deny_kernel_facilities():
+    """Install the seccomp filter (after no_new_privs, before exec; inherited by every child)."""
+    if not seccomp_available():
+        return
+    arch, denied = _SECCOMP_ARCHES[os.uname().machine]
+    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06        # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1              # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    program = [(ld_abs, 0, 0, 4),                          # the audit architecture
+               (jeq, 1, 0, arch),
+               (ret, 0, 0, deny),                          # another ABI (e.g. 32-bit calls): refused
+               (ld_abs, 0, 0, 0),                          # the system call's number
+               (jge, len(denied) + 1, 0, 0x40000000)]      # x32 numbers: refused
+    for number in denied:
+        program.append((jeq, len(denied) - len(program) + 5, 0, number))
+    program += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                    ("k", ctypes.c_uint)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*instruction) for instruction in program])
+    fprog = Program(len(program), filters)
+    if _c().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "could not install the seccomp filter")
+
+
 def _only_standard_streams(quiet: bool) -> int:
     """Leave the program nothing of the grader's but stdin, stdout and stderr; returns a copy of stderr.
 
@@ -542,6 +588,7 @@ def run_inside(spec: dict):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            _deny_kernel_facilities()
             report = _only_standard_streams(spec.get("quiet"))
             os.execve(spec["argv"][0], spec["argv"], env)
         except BaseException as error:  # noqa: BLE001 - report and die, never continue as root

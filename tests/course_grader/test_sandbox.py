@@ -248,3 +248,32 @@ def test_forbidding_leaves_the_rest_of_the_installation(workdir):
     done = run(code, workdir, forbid=["tensorflow", "keras"])
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["2.0", "[]"]     # not even TensorFlow's shared libraries
+
+
+KEYRING = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+numbers = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}[os.uname().machine]
+add_key, request_key, keyctl = numbers
+KEY_SPEC_USER_KEYRING = -4
+if sys.argv[1] == "write":
+    key = libc.syscall(add_key, b"user", b"course-grader-test", b"from the previous submission", 28,
+                       ctypes.c_int(KEY_SPEC_USER_KEYRING))
+else:
+    key = libc.syscall(request_key, b"user", b"course-grader-test", None, 0)
+    if key >= 0:
+        buffer = ctypes.create_string_buffer(100)
+        libc.syscall(keyctl, 11, key, buffer, 100)          # KEYCTL_READ
+        print("READ", buffer.value)
+print("RESULT", key, os.strerror(ctypes.get_errno()) if key < 0 else "")
+"""
+
+
+@pytest.mark.skipif(not (ISOLATED and sandbox.seccomp_available()), reason="needs the isolated sandbox")
+def test_nothing_survives_in_the_keyrings_from_one_submission_to_the_next(workdir):
+    first = subprocess.run(sandbox.command([sys.executable, "-I", "-c", KEYRING, "write"], str(workdir),
+                                           slot=5), capture_output=True, text=True, timeout=60)
+    second = subprocess.run(sandbox.command([sys.executable, "-I", "-c", KEYRING, "read"], str(workdir),
+                                            slot=5), capture_output=True, text=True, timeout=60)
+    assert "RESULT -1 Operation not permitted" in first.stdout, first.stdout + first.stderr
+    assert "RESULT -1 Operation not permitted" in second.stdout and "READ" not in second.stdout
