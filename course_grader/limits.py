@@ -12,7 +12,7 @@ with ``ATTENTION_SANDBOX_<NAME>`` environment variables (``sandbox.py``).
 CELL_SECONDS = 30
 #: Seconds the whole notebook may run (and again for the clean re-check of its tests).
 NOTEBOOK_SECONDS = 240
-#: Address space of the student's processes, MiB.
+#: Memory of a submission, MiB: its processes' address space plus the files it writes (in memory).
 MEMORY_MB = 2048
 #: Output kept per notebook, bytes.
 MAX_OUTPUT_BYTES = 1_000_000
@@ -28,7 +28,8 @@ SANDBOX = {
     "wall_seconds": 0,       # whole sandbox, enforced by the supervisor; 0 = no deadline
     "processes": 64,         # processes and threads of the sandbox user (RLIMIT_NPROC)
     "file_mb": 64,           # largest file it may write (RLIMIT_FSIZE)
-    "tmp_mb": 256,           # size of /tmp and of the working directory (tmpfs)
+    "tmp_mb": 128,           # in-memory files: /tmp, /dev/shm and the working directory together
+                             # (one tmpfs, counted in memory_mb: the address space gets the rest)
     "open_files": 512,       # RLIMIT_NOFILE
 }
 

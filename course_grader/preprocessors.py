@@ -355,6 +355,8 @@ class BoundedExecute(Execute):
         self.resources = self.resources if self.resources is not None else {}
         grading_report(self.resources)
         self._deadline = monotonic() + self.limits.notebook_timeout
+        # One budget per submission: the clean re-check gets what the notebook's run left.
+        grading_report(self.resources)["deadline"] = self._deadline
         self._kept_bytes = 0
         self._start_cell(None)
         withheld = withhold_hidden_tests(nb, self.resources, self.config)
@@ -536,16 +538,25 @@ class CleanRecheck(NbGraderPreprocessor):
             if match:
                 report["flags"].append(f"the code {reason} ({match.group(0).strip()!r})")
         passed = {c.index for c in cells if c.kind == "test" and not utils.has_failed(nb.cells[c.index])}
+        budget = report.get("deadline", monotonic() + self.limits.notebook_timeout) - monotonic()
         if passed:
             workdir = resources.get("metadata", {}).get("path") or os.getcwd()
             slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
             verdicts = recheck.rerun(
                 cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
                 slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
-                notebook_timeout=self.limits.notebook_timeout,
+                notebook_timeout=max(0.0, budget),
                 forbid=GradingPolicy(parent=self).forbidden(names["assignment"]))
             for index, reason in sorted(verdicts.failures.items()):
                 cell = nb.cells[index]
+                if index in verdicts.out_of_time:   # slow, not tampering
+                    cell.outputs.insert(0, error_output(
+                        "TimeLimitError", f"the submission's time budget of {self.limits.notebook_timeout} s "
+                                          "(for running the notebook and re-checking its tests) ran out before "
+                                          f"this test was re-checked, so it scores 0 ({reason})"))
+                    report["events"].append({"cell": index, "grade_id": _grade_id(cell), "kind": "budget",
+                                             "message": "the time budget ran out in the clean re-check"})
+                    continue
                 if index in verdicts.hidden:   # an honest wrong answer, not tampering
                     cell.outputs.insert(0, error_output(HIDDEN_FAILED, reason))
                     continue

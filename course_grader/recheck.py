@@ -354,6 +354,7 @@ class Verdicts:
     events: list              # (cell index, what happened in the student's process)
     seconds: float = 0.0
     hidden: set = field(default_factory=set)   # failures inside a hidden-test region
+    out_of_time: set = field(default_factory=set)  # failures because the time budget ran out
 
 
 def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
@@ -427,6 +428,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
     failures: dict[int, str] = {}
     hidden_failures: set[int] = set()
+    out_of_time: set[int] = set()
     last_test = max(tests_to_check, default=-1)
     quiet = io.StringIO()
     try:
@@ -448,8 +450,8 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                 if cell.index not in tests_to_check:
                     continue
                 if remaining <= 0:
-                    failures[cell.index] = ("TimeLimitError: the clean re-run reached the notebook's "
-                                            f"time limit of {notebook_timeout:.0f} s before this test")
+                    failures[cell.index] = "the budget was spent before this test could run"
+                    out_of_time.add(cell.index)
                     continue
                 filename = f"<test cell {cell.label}>"
                 try:
@@ -464,7 +466,10 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     exec(compile(cell.source, filename, "exec"), namespace)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
                     line = _failed_line(error, filename)
-                    if line is not None and any(a <= line <= b for a, b in cell.hidden):
+                    if isinstance(error, StudentTimeout) and time.monotonic() >= deadline - 1:
+                        out_of_time.add(cell.index)
+                        failures[cell.index] = str(error)
+                    elif line is not None and any(a <= line <= b for a, b in cell.hidden):
                         hidden_failures.add(cell.index)
                         failures[cell.index] = hidden_failure_message(error)
                     else:
@@ -473,7 +478,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         process.events.append((cell.index, str(error)))
     finally:
         process.close()
-    return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures)
+    return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time)
 
 
 @contextlib.contextmanager

@@ -324,6 +324,27 @@ def _copy_tree(source: str, target: str, uid: int, exclude, budget: int):
     return budget
 
 
+SCRATCH = "/tmp/.attention-sandbox-scratch"  # a mount point only, outside the new root
+
+
+def _scratch(size_mb: int, uid: int) -> str:
+    """One in-memory file system for all the program can write: /tmp, /dev/shm and its working folder.
+
+    One, so that its size is one number, which the memory limit accounts for
+    (:func:`apply_limits`): what a program keeps in files in memory is memory.
+    It is mounted outside the new root, in the sandbox's own mount namespace,
+    and its three folders are bound into the view.
+    """
+    os.makedirs(SCRATCH, mode=0o700, exist_ok=True)
+    _mount("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=0700")
+    for name, mode, owner in (("tmp", 0o1777, 0), ("shm", 0o1777, 0), ("work", 0o700, uid)):
+        path = os.path.join(SCRATCH, name)
+        os.mkdir(path)
+        os.chown(path, owner, owner)
+        os.chmod(path, mode)
+    return SCRATCH
+
+
 def build_view(spec: dict):
     uid, limits = spec["uid"], spec["limits"]
     os.makedirs(NEWROOT, mode=0o700, exist_ok=True)
@@ -339,9 +360,9 @@ def build_view(spec: dict):
     # the Python installation is bound in: a repository cloned under /tmp (as CI
     # does) has its virtual environment there, and a tmpfs mounted on /tmp
     # afterwards would hide it.
+    scratch = _scratch(limits["tmp_mb"], uid)
     os.makedirs(_inside("/tmp"), exist_ok=True)
-    _mount("tmpfs", _inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={limits['tmp_mb']}m,mode=1777")
+    _mount(os.path.join(scratch, "tmp"), _inside("/tmp"), None, MS_BIND)
     home = _inside("/tmp/home")
     os.makedirs(home, mode=0o700)
     os.chown(home, uid, uid)
@@ -370,8 +391,7 @@ def build_view(spec: dict):
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, os.path.join(dev, name))
     os.makedirs(os.path.join(dev, "shm"))
-    _mount("tmpfs", os.path.join(dev, "shm"), "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={limits['tmp_mb']}m,mode=1777")
+    _mount(os.path.join(scratch, "shm"), os.path.join(dev, "shm"), None, MS_BIND)
     os.makedirs(_inside("/proc"), exist_ok=True)
     # hidepid=2: the program sees only its own processes, not the supervisor (root, PID 1),
     # whose command line holds the host's paths.
@@ -386,8 +406,7 @@ def build_view(spec: dict):
     workdir = spec["workdir"]
     inside_workdir = _inside(INSIDE_WORKDIR)
     os.makedirs(inside_workdir, exist_ok=True)
-    _mount("tmpfs", inside_workdir, "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={limits['tmp_mb']}m,mode=0700,uid={uid},gid={uid}")
+    _mount(os.path.join(scratch, "work"), inside_workdir, None, MS_BIND)
     if os.path.isdir(workdir):
         _copy_tree(workdir, inside_workdir, uid, spec["exclude"], limits["tmp_mb"] * 2 ** 19)
     for path, content in spec["files"].items():
@@ -442,7 +461,8 @@ def child_env(spec: dict) -> dict:
     }
 
 
-def apply_limits(limits: dict):
+def apply_limits(limits: dict, in_memory_files_mb: int = 0):
+    """The resource limits; ``in_memory_files_mb`` (the sandbox's tmpfs) comes out of the memory limit."""
     import resource
 
     def setlimit(name, soft, hard=None):
@@ -455,7 +475,7 @@ def apply_limits(limits: dict):
             pass  # e.g. macOS refuses RLIMIT_AS; describe() has already said so
 
     mib = 2 ** 20
-    setlimit("RLIMIT_AS", limits["memory_mb"] * mib)
+    setlimit("RLIMIT_AS", max(limits["memory_mb"] - in_memory_files_mb, 64) * mib)
     setlimit("RLIMIT_CPU", limits["cpu_seconds"], limits["cpu_seconds"] + 5)
     setlimit("RLIMIT_FSIZE", limits["file_mb"] * mib)
     setlimit("RLIMIT_NOFILE", limits["open_files"])
@@ -582,7 +602,7 @@ def run_inside(spec: dict):
     if pid == 0:
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            apply_limits(spec["limits"])
+            apply_limits(spec["limits"], in_memory_files_mb=spec["limits"]["tmp_mb"])
             uid = spec["uid"]
             os.setgroups([])
             os.setresgid(uid, uid, uid)

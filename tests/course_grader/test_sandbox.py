@@ -277,3 +277,22 @@ def test_nothing_survives_in_the_keyrings_from_one_submission_to_the_next(workdi
                                             slot=5), capture_output=True, text=True, timeout=60)
     assert "RESULT -1 Operation not permitted" in first.stdout, first.stdout + first.stderr
     assert "RESULT -1 Operation not permitted" in second.stdout and "READ" not in second.stdout
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox has in-memory file systems")
+def test_in_memory_files_count_against_the_memory_limit(workdir):
+    code = ("import resource, os\n"
+            "print('AS', resource.getrlimit(resource.RLIMIT_AS)[0] // 2 ** 20)\n"
+            "block = b'x' * 2 ** 20\n"
+            "for place in ('/tmp/a', '/dev/shm/b', 'c'):\n"
+            "    try:\n"
+            "        with open(place, 'wb') as f:\n"
+            "            for _ in range(40):\n"
+            "                f.write(block)\n"
+            "        print('WROTE', place)\n"
+            "    except OSError as error:\n"
+            "        print('FULL', place, error.errno)\n")
+    done = run(code, workdir, limits={"memory_mb": 512, "tmp_mb": 100})
+    assert done.returncode == 0, done.stderr
+    assert "AS 412" in done.stdout                       # 512 MiB = 412 of address space + 100 of files
+    assert done.stdout.count("WROTE") == 2 and "FULL c" in done.stdout   # 3 x 40 MiB > 100 MiB, shared
