@@ -45,7 +45,7 @@ MISTAKES = {  # cell id: (text in the solution, replacement)
 
 def solved(assignment: str):
     """The released notebook with the instructor's code in every solution cell."""
-    student = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", as_version=4)
+    student = nbformat.read(ROOT / "book" / "exercises" / assignment / f"{assignment}.ipynb", as_version=4)
     source = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
               for c in nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", as_version=4).cells}
     for cell in student.cells:

@@ -46,6 +46,9 @@ def main(argv=None):
     parser.add_argument("--memory-mb", type=int, default=None, help="memory per submission, MiB")
     parser.add_argument("--csv", type=Path, default=None, help="grades CSV (default: COURSE_DIR/grades-ASSIGNMENT.csv)")
     parser.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    parser.add_argument("--secret-seed", default=None,
+                        help="the secret hidden tests draw their inputs from (default: the file "
+                             ".hidden-tests-secret in the course directory, created if missing)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
@@ -53,7 +56,7 @@ def main(argv=None):
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                               args.config)
+                               args.config, args.secret_seed)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     if not args.quiet:

@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import hidden_tests, sandbox
 from .gradebook import export_csv
 from .intake import find_submissions, stage_submission
 from .nbgrader_api import load_config, prepare_assignment, use_fast_alembic_head
@@ -46,7 +46,8 @@ from .workers import run_workers
 
 def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
           student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
-          csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None) -> dict:
+          csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
+          secret_seed: str | None = None) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
 
     ``config_file`` is the course's ``nbgrader_config.py`` (default: the one in
@@ -68,6 +69,16 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         mark = now
 
     self_test(course_dir)
+    if secret_seed:
+        config.HiddenTests.secret = secret_seed
+    elif not config.HiddenTests.get("secret"):
+        # read (or create) once here: the workers grade in shards of the course directory
+        secret_file = config.HiddenTests.get("secret_file") or str(course_dir / hidden_tests.SECRET_FILE)
+        fresh = not Path(secret_file).exists()
+        config.HiddenTests.secret = hidden_tests.read_or_create_secret(Path(secret_file))
+        if fresh:
+            say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
+                "and keep it to grade this term's submissions again")
     use_fast_alembic_head()
     phase("start-up (sandbox self-test, nbgrader configuration)")
     notebook, release = prepare_assignment(config, course_dir, assignment)

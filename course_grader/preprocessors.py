@@ -57,6 +57,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
 
+from . import hidden_tests
 from . import limits as default_limits
 from . import recheck, sandbox
 from .report import grading_report
@@ -546,7 +547,8 @@ class CleanRecheck(NbGraderPreprocessor):
                 cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
                 slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
                 notebook_timeout=max(0.0, budget),
-                forbid=GradingPolicy(parent=self).forbidden(names["assignment"]))
+                forbid=GradingPolicy(parent=self).forbidden(names["assignment"]),
+                grader_names=self._grader_names(names) if any(c.hidden for c in cells) else None)
             for index, reason in sorted(verdicts.failures.items()):
                 cell = nb.cells[index]
                 if index in verdicts.out_of_time:   # slow, not tampering
@@ -572,6 +574,24 @@ class CleanRecheck(NbGraderPreprocessor):
         # Every withheld hidden test has now run here, or its cell failed in the notebook already.
         report["hidden_pending"] = []
         return nb, resources
+
+    def _grader_names(self, names: dict):
+        """``cell -> {"reference": ..., "grading_rng": ...}`` for the hidden tests (:mod:`.hidden_tests`)."""
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        source = Path(coursedir.format_path(coursedir.source_directory, ".", names["assignment"]),
+                      f"{names['notebook']}.ipynb")
+        reference = hidden_tests.reference_solution(source)
+        secret = hidden_tests.HiddenTests(parent=self).course_secret(coursedir.root)
+        context = (names["assignment"], names["notebook"], names.get("student", ""))
+
+        def grader_names(cell):
+            return {"reference": reference,
+                    "grading_rng": hidden_tests.rng_factory(secret, context[0], context[1], cell.label,
+                                                            context[2])}
+
+        return grader_names
 
     @staticmethod
     def _classify(nb, sources, tests) -> list:

@@ -414,11 +414,15 @@ def _failed_line(error: BaseException, filename: str) -> int | None:
 def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
           limits: dict | None = None, slot: int | None = None,
           cell_timeout: float = default_limits.CELL_SECONDS,
-          notebook_timeout: float = default_limits.NOTEBOOK_SECONDS, forbid=()) -> Verdicts:
+          notebook_timeout: float = default_limits.NOTEBOOK_SECONDS, forbid=(),
+          grader_names=None) -> Verdicts:
     """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
 
     Only the test cells in ``tests_to_check`` are run (the others have already
     failed in the notebook, and a clean re-run can only take points away).
+    ``grader_names(cell)``, if given, returns names a test cell gets from the
+    grader (``reference``, ``grading_rng``: :mod:`course_grader.hidden_tests`);
+    they are set after the student's, so no student name can shadow them.
     """
     started = time.monotonic()
     deadline = started + notebook_timeout
@@ -462,6 +466,8 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                             namespace[name] = defined[name]
                         else:
                             namespace.pop(name, None)
+                    if grader_names is not None:
+                        namespace.update(grader_names(cell))
                     process.call_deadline = cell_deadline
                     exec(compile(cell.source, filename, "exec"), namespace)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test

@@ -222,8 +222,9 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         # so that no command line, link or variable the program can read names the host's folders.
         spec["venv"] = venv
         spec["python"].remove(sys.prefix)
-        if spec["argv"] and spec["argv"][0].startswith(venv + "/"):
-            spec["argv"][0] = INSIDE_VENV + spec["argv"][0][len(venv):]
+        program = os.path.abspath(spec["argv"][0]) if spec["argv"] else ""
+        if program.startswith(venv + "/"):
+            spec["argv"][0] = INSIDE_VENV + program[len(venv):]
     return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
             "--propagation", "private", "--",
             sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]

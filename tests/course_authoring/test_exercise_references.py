@@ -27,9 +27,9 @@ def _blocks():
 BLOCKS = _blocks()
 
 
-def test_every_generator_is_used_and_every_block_has_one():
-    used = {name for _, name, _ in BLOCKS}
-    assert used == set(references.GENERATORS)
+def test_every_block_has_a_generator():
+    # (generators without a block check the reference solutions: test_reference_solutions.py)
+    assert {name for _, name, _ in BLOCKS} <= set(references.GENERATORS)
 
 
 def _flatten(data):

@@ -102,6 +102,8 @@ def test_each_test_cell_stands_on_its_own(assignment):
 
     The clean re-run skips tests that already failed in the notebook, so a test that
     relied on a name from another test cell would fail there for no fault of the student.
+    Hidden tests also have the two names the grader gives them (``reference``,
+    ``grading_rng``: course_grader.hidden_tests), and only hidden tests do.
     """
     nb = source_notebook(assignment)
     setup = set().union(*(_bound(ast.parse(c.source)) for c in nb.cells
@@ -111,8 +113,12 @@ def test_each_test_cell_stands_on_its_own(assignment):
         if c.cell_type == "code" and _is_test(c):
             tree = ast.parse(c.source)
             used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-            unknown = used - _bound(tree) - setup - api - set(dir(builtins))
+            grader = {"reference", "grading_rng"} if "BEGIN HIDDEN TESTS" in c.source else set()
+            unknown = used - _bound(tree) - setup - api - grader - set(dir(builtins))
             assert not unknown, f"{grade_id(c)} uses {sorted(unknown)} from elsewhere"
+            if grader:   # ... and only inside the hidden region, which the kernel never sees
+                visible = c.source.split("### BEGIN HIDDEN TESTS")[0] + c.source.split("### END HIDDEN TESTS")[-1]
+                assert not grader & {n.id for n in ast.walk(ast.parse(visible)) if isinstance(n, ast.Name)}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from grading_support import (HIDDEN_BLOCK, autograded, cell, cell_scores, feedback_html, graded_batch,
@@ -31,8 +32,8 @@ A = "a1_softmax_additive"
 HIDDEN_CELLS = ["softmax_stability", "softmax_axes", "softmax_masks", "additive_keras"]
 VISIBLE_CELLS = ["softmax_visible", "additive_visible"]
 # Text that exists only in the hidden regions of assignment 1's tests.
-HIDDEN_MARKERS = ["BEGIN HIDDEN TESTS", "softmax_stability_hidden", "softmax_axes_hidden",
-                  "softmax_masks_hidden", "additive_hidden", "masked entries must be exactly 0"]
+HIDDEN_MARKERS = ["BEGIN HIDDEN TESTS", "grading_rng", "reference.softmax", "reference.additive_attention",
+                  "very_negative", "masked_huge_score", "masked entries must be exactly 0"]
 
 
 def _append_to(nb, gid, code):
@@ -243,3 +244,67 @@ def test_the_summary_prints_student_text_as_data(capsys):
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out
     student_lines = [line for line in out.splitlines() if line.startswith("  ")]
     assert len(student_lines) == 1 and "mallory" in student_lines[0]
+
+
+# Hidden tests' inputs come from the course's secret: nothing written down predicts them.
+
+def test_inputs_depend_on_the_secret_the_test_and_the_student():
+    from course_grader.hidden_tests import rng_factory
+
+    def draw(secret, cell="softmax_stability", student="ada"):
+        return rng_factory(secret, A, A, cell, student)().normal(size=4)
+
+    assert np.array_equal(draw("s1"), draw("s1"))              # graded again: the same inputs
+    assert not np.array_equal(draw("s1"), draw("s2"))
+    assert not np.array_equal(draw("s1"), draw("s1", student="bob"))
+    assert not np.array_equal(draw("s1"), draw("s1", cell="softmax_axes"))
+
+
+def test_the_secret_file_is_created_once_and_private(tmp_path):
+    from course_grader.hidden_tests import read_or_create_secret
+
+    path = tmp_path / "course" / ".hidden-tests-secret"
+    first = read_or_create_secret(path)
+    assert len(first) >= 64 and (path.stat().st_mode & 0o777) == 0o600
+    assert read_or_create_secret(path) == first
+
+
+def _replayer():
+    """A submission that answers from a table of last term's hidden inputs and outputs, and 0 otherwise."""
+    import pickle
+
+    from course_grader.hidden_tests import reference_solution, rng_factory
+    from grading_support import SOLUTIONS, source_notebook
+
+    reference = reference_solution(SOLUTIONS / A / f"{A}.ipynb")
+    table = {}
+
+    def recording_softmax(x, axis=-1, mask=None):
+        x = np.asarray(x)
+        result = reference.softmax(x, axis=axis, mask=mask)
+        table[x.tobytes()] = result
+        return result
+
+    hidden = cell(source_notebook(A), "softmax_stability").source
+    namespace = dict(vars(reference), softmax=recording_softmax, reference=reference,
+                     grading_rng=rng_factory("last term's secret", A, A, "softmax_stability", "replayer"))
+    exec(hidden, namespace)
+    nb = copy.deepcopy(solved_notebook(A))
+    cell(nb, "softmax").source = textwrap.dedent(f"""
+        import pickle
+        _TABLE = pickle.loads({pickle.dumps(table)!r})
+
+        def softmax(x, axis=-1, mask=None):
+            x = np.asarray(x)
+            return _TABLE.get(x.tobytes(), np.zeros_like(x, dtype=float))
+    """)
+    return nb, len(table)
+
+
+def test_last_terms_hidden_data_is_worthless(tmp_path_factory):
+    nb, remembered = _replayer()
+    assert remembered == 4                       # every input of last term's hidden test
+    report = graded_batch(tmp_path_factory, "replay", A, {"replayer": nb})
+    assert cell_scores(report, "replayer")["softmax_stability"] == 0
+    secret = report["course"] / ".hidden-tests-secret"
+    assert secret.exists() and (secret.stat().st_mode & 0o777) == 0o600

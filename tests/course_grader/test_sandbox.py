@@ -296,3 +296,12 @@ def test_in_memory_files_count_against_the_memory_limit(workdir):
     assert done.returncode == 0, done.stderr
     assert "AS 412" in done.stdout                       # 512 MiB = 412 of address space + 100 of files
     assert done.stdout.count("WROTE") == 2 and "FULL c" in done.stdout   # 3 x 40 MiB > 100 MiB, shared
+
+
+def test_a_program_path_with_dot_dot_runs(workdir):
+    """``.../bin/../bin/python`` names the same interpreter (the virtual environment moves inside)."""
+    folder, name = os.path.split(sys.executable)
+    program = os.path.join(folder, "..", os.path.basename(folder), name)
+    done = subprocess.run(sandbox.command([program, "-I", "-c", "print('ran')"], str(workdir)),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ran" in done.stdout, done.stderr
