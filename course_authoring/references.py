@@ -5,11 +5,15 @@ seconds (and writes to stderr).  So the expected values the tests compare
 against are computed *here*, once, with ``keras.layers.AdditiveAttention``,
 ``Attention``, ``MultiHeadAttention``, ``LayerNormalization``, ``Dense``,
 ``Conv2D`` and ``keras.ops.image.extract_patches`` (with randomised, non-default
-weights), and written into the source notebooks in ``solutions/`` as generated
-blocks:
+weights).  Two uses:
 
-* in a **visible** test, as readable NumPy literals (students see the example);
-* in a **hidden** test, as a compressed, base64-encoded ``.npz`` (never released).
+* **visible** tests' examples are written into the source notebooks in
+  ``solutions/`` as generated blocks: readable NumPy literals, or a compressed,
+  base64-encoded array bundle for examples too big to read (names ending ``_data``);
+* the ``*_hidden`` generators' cases check each assignment's **reference
+  solution** against Keras (``tests/course_authoring/test_reference_solutions.py``):
+  hidden tests store no data, they compare with that solution on inputs drawn
+  at grading time from the course's secret (``course_grader.hidden_tests``).
 
 Run ``python -m course_authoring.references`` after changing a generator to rewrite
 the blocks (it also writes the cells every assignment shares, from

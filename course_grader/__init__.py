@@ -11,11 +11,14 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 
 What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``):
 
-* :mod:`~course_grader.preprocessors` -- bounded execution in the sandbox, stderr
-  that does not zero a test, the clean re-check, feedback without hidden test code;
+* :mod:`~course_grader.preprocessors` -- bounded execution in the sandbox (hidden tests
+  withheld from it), stderr that does not zero a test, the clean re-check, repaired
+  metadata, the grading policy;
 * :mod:`~course_grader.recheck` -- the clean re-check: tests in the grader,
   student code in a sandboxed process (:mod:`~course_grader.recheck_child`),
   talking the wire format of :mod:`~course_grader.recheck_protocol`;
+* :mod:`~course_grader.hidden_tests` -- what hidden tests get from the grader: the
+  reference solution and inputs drawn from the course's secret;
 * :mod:`~course_grader.sandbox` -- runs student code isolated and limited; the
   ``attention-sandbox`` kernel in ``kernels/`` starts IPython through it;
 * :mod:`~course_grader.report` -- one writer of what happened: the JSON report, the notes cell, the flag;
