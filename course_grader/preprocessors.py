@@ -65,6 +65,8 @@ from .report import grading_report
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
 #: the error a hidden test that fails in the clean re-check leaves in its cell (it scores 0)
 HIDDEN_FAILED = "HiddenTestFailed"
+#: nbgrader's resources key for the submission's deadline (time.monotonic(), this process)
+DEADLINE = "grading_deadline"
 
 
 class GradingLimits(LoggingConfigurable):
@@ -357,7 +359,7 @@ class BoundedExecute(Execute):
         grading_report(self.resources)
         self._deadline = monotonic() + self.limits.notebook_timeout
         # One budget per submission: the clean re-check gets what the notebook's run left.
-        grading_report(self.resources)["deadline"] = self._deadline
+        self.resources[DEADLINE] = self._deadline
         self._kept_bytes = 0
         self._start_cell(None)
         withheld = withhold_hidden_tests(nb, self.resources, self.config)
@@ -539,7 +541,7 @@ class CleanRecheck(NbGraderPreprocessor):
             if match:
                 report["flags"].append(f"the code {reason} ({match.group(0).strip()!r})")
         passed = {c.index for c in cells if c.kind == "test" and not utils.has_failed(nb.cells[c.index])}
-        budget = report.get("deadline", monotonic() + self.limits.notebook_timeout) - monotonic()
+        budget = resources.get(DEADLINE, monotonic() + self.limits.notebook_timeout) - monotonic()
         if passed:
             workdir = resources.get("metadata", {}).get("path") or os.getcwd()
             slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
