@@ -18,9 +18,19 @@ def print_summary(report: dict):
           f"({report['submissions_per_minute']:.1f} submissions per minute)")
     width = max(len(terminal_text(r["student"])) for r in results)
     for r in results:   # everything quoted from a submission is escaped: it cannot forge a line
-        line = f"  {terminal_text(r['student']):<{width}}  {r['score']:5.1f} / {r['max_score']:4.1f}  {r['status']}"
+        manual = r.get("manual_points", 0)
+        line = (f"  {terminal_text(r['student']):<{width}}  {r['score']:5.1f} / {r['max_score'] - manual:4.1f}"
+                f"{' autograded' if manual else ''}  {r['status']}")
+        if manual:
+            line += f"  (+ {manual:g} points to grade by hand)"
+        if r.get("given_id"):
+            line += f"  (in the collection: {terminal_text(r['given_id'])})"
         extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
         print(line + ("  -- " + terminal_text("; ".join(extra)) if extra else ""))
+    manual = sum(r.get("manual_points", 0) for r in results)
+    if manual:
+        print(f"{manual:g} points in all are graded by hand: grade them in nbgrader's formgrader, then "
+              f"run `nbgrader generate_feedback {report['assignment']} --force` (instructors.md)")
     print("time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report["phases_seconds"].items()))
     print(f"grades: {report['grades_csv']}")
     print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")

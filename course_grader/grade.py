@@ -100,6 +100,9 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         for student, status in statuses.items():
             if status == "unreadable" and results[student]["status"] == "graded":
                 results[student]["status"] = "unreadable"
+        for sub in submissions:   # the id as the collection gave it, beside the safe one graded under
+            if sub.given_id:
+                results[sub.student]["given_id"] = sub.given_id
         csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
         export_csv(config, course_dir, assignment, csv_path)
         phase("export CSV")
@@ -115,6 +118,8 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
         "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
+        "student_ids": {s.student: s.given_id for s in submissions if s.given_id},
+        "warnings": warnings,
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report

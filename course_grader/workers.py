@@ -32,6 +32,7 @@ class Result:
     status: str = "graded"         # graded | unreadable (graded as the blank) | failed (not graded)
     score: float = 0.0
     max_score: float = 0.0
+    manual_points: float = 0.0     # of max_score, points in cells graded by hand (the formgrader)
     seconds: float = 0.0
     flags: list = field(default_factory=list)
     events: list = field(default_factory=list)
@@ -102,6 +103,8 @@ def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, re
     with Gradebook(api.coursedir.db_url) as gb:
         submission = gb.find_submission(assignment, student)
         result.score, result.max_score = submission.score, submission.max_score
+        result.manual_points = sum(g.max_score for nb in submission.notebooks for g in nb.grades
+                                   if g.auto_score is None)
     if feedback:
         outcome = api.generate_feedback(assignment, student, force=True)
         if outcome["success"]:
