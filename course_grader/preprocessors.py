@@ -569,6 +569,17 @@ class CleanRecheck(NbGraderPreprocessor):
                     "this test passed inside the notebook but FAILED when re-run with your code in a "
                     f"separate, clean process, so it scores 0 ({reason})"))
                 report["flags"].append(f"test {_grade_id(cell)!r} passes only inside the notebook: {reason}")
+            for index, why in sorted(verdicts.unverifiable.items()):
+                cell = nb.cells[index]
+                if any(c.index == index and c.hidden for c in cells):
+                    # no result from the notebook to fall back on: zero, and a human should look
+                    cell.outputs.insert(0, error_output(
+                        HIDDEN_FAILED, f"the grader could not run this hidden test against your code ({why})"))
+                    report["flags"].append(f"hidden test {_grade_id(cell)!r} could not be re-checked: {why}")
+                else:   # the in-notebook result stands; the instructor's report says so
+                    report["events"].append({
+                        "cell": index, "grade_id": _grade_id(cell), "kind": "not_rechecked",
+                        "message": f"not re-checked ({why}); the result in the notebook stands"})
             report["recheck_seconds"] = round(verdicts.seconds, 2)
             for index, what in verdicts.events:
                 report["events"].append({"cell": index, "grade_id": _grade_id(nb.cells[index]),

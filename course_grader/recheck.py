@@ -85,8 +85,18 @@ def _exception_from(info: dict) -> BaseException:
     return error
 
 
+class TransportError(TypeError):
+    """A test tried to send the student's process something that is not plain data or a handle."""
+
+
 class Remote:
-    """Something that lives in the student's process: a function, a class, an object."""
+    """Something that lives in the student's process: a function, a class, an object.
+
+    Calls, attributes and the protocols ordinary tests use (``len``, iteration,
+    ``in``, indexing, comparisons, truth, ``str``, ``hash``) are carried out in
+    the student's process, on the real object, so a test sees what Python
+    would do with it; only plain data comes back.
+    """
 
     __slots__ = ("_process", "_key", "_label", "_generation")
 
@@ -103,6 +113,51 @@ class Remote:
         if name.startswith("__"):
             raise AttributeError(name)
         return self._process.request("getattr", self, name=name)
+
+    def _apply(self, operation: str, *args):
+        return self._process.request("apply", self, name=operation, args=args)
+
+    def __len__(self):
+        return self._apply("len")
+
+    def __iter__(self):
+        return self._apply("iter")
+
+    def __next__(self):
+        return self._apply("next")
+
+    def __contains__(self, item):
+        return self._apply("contains", item)
+
+    def __getitem__(self, key):
+        return self._apply("getitem", key)
+
+    def __bool__(self):
+        return self._apply("bool")
+
+    def __str__(self):
+        return self._apply("str")
+
+    def __hash__(self):
+        return self._apply("hash")
+
+    def __eq__(self, other):
+        return self._apply("eq", other)
+
+    def __ne__(self, other):
+        return self._apply("ne", other)
+
+    def __lt__(self, other):
+        return self._apply("lt", other)
+
+    def __le__(self, other):
+        return self._apply("le", other)
+
+    def __gt__(self, other):
+        return self._apply("gt", other)
+
+    def __ge__(self, other):
+        return self._apply("ge", other)
 
     def __repr__(self):
         return f"<{self._label} (in the student's process)>"
@@ -265,19 +320,21 @@ class StudentProcess:
         return Remote(self, key, "object")
 
     def _as_callback(self, function):
+        if type(function) is Remote:      # the student's own function: it goes back as itself
+            return self._as_reference(function)
         self._callbacks[id(function)] = function
         return {"__callback__": id(function)}
 
     def _as_reference(self, value):
-        if isinstance(value, Remote):
+        if type(value) is Remote:
             if value._generation != self.generation:
                 raise StudentProcessError("the student's process was restarted; this object is gone")
             return {"__handle__": value._key}
-        raise TypeError(f"cannot send a {type(value).__name__} to the student's process")
+        raise TransportError(f"cannot send a {type(value).__name__} to the student's process")
 
     @staticmethod
     def _refuse(value):
-        raise TypeError(f"cannot send a {type(value).__name__} to the student's process")
+        raise TransportError(f"cannot send a {type(value).__name__} to the student's process")
 
     # -- operations ---------------------------------------------------------
 
@@ -311,19 +368,35 @@ class StudentProcess:
             raise StudentProcessError("the student's process died earlier in this test")
         arrays: list = []
         header = {"op": op, "target": target._key}
-        if op == "call":
+        if op in ("call", "apply"):
             header["args"] = encode(list(args), arrays, self._as_reference, self._as_callback)
             header["kwargs"] = encode(dict(kwargs or {}), arrays, self._as_reference, self._as_callback)
-        else:
+        if op in ("getattr", "apply"):
             header["name"] = name
         try:
             reply, reply_arrays = self._exchange(header, arrays, self.call_deadline)
         except StudentProcessError:
             self.kill()
             raise
+        if reply.get("stdout"):   # what the student's code printed, for tests that capture it
+            sys.stdout.write(str(reply["stdout"]))
         if reply["op"] == "raise":
             raise _exception_from(reply["error"])
         return decode(reply["value"], reply_arrays, lambda key: Remote(self, key, target._label), None)
+
+    def forget(self, names: list[str], deadline: float):
+        """``del`` in a test: the names go from the student's namespace too, as they would in the notebook."""
+        if self.alive():
+            self._exchange({"op": "delete", "names": list(names)}, [], deadline)
+
+    def assign(self, name: str, value, deadline: float):
+        """``name = value`` in a test, for one of the student's names: the student's code sees ``value``."""
+        if self.alive():
+            arrays: list = []
+            value_data = encode(value, arrays, self._as_reference, self._as_callback)
+            reply, _ = self._exchange({"op": "assign", "name": name, "value": value_data}, arrays, deadline)
+            if reply.get("op") == "raise":
+                raise _exception_from(reply["error"])
 
     def describe(self, names: list[str], deadline: float) -> dict:
         """``{name: Remote | value | missing}`` for the names a test may use."""
@@ -355,6 +428,7 @@ class Verdicts:
     seconds: float = 0.0
     hidden: set = field(default_factory=set)   # failures inside a hidden-test region
     out_of_time: set = field(default_factory=set)  # failures because the time budget ran out
+    unverifiable: dict = field(default_factory=dict)  # index -> why the re-check cannot reproduce the test
 
 
 def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
@@ -433,6 +507,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     failures: dict[int, str] = {}
     hidden_failures: set[int] = set()
     out_of_time: set[int] = set()
+    unverifiable: dict[int, str] = {}
     last_test = max(tests_to_check, default=-1)
     quiet = io.StringIO()
     try:
@@ -469,10 +544,13 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     if grader_names is not None:
                         namespace.update(grader_names(cell))
                     process.call_deadline = cell_deadline
-                    exec(compile(cell.source, filename, "exec"), namespace)
+                    names = _TestNames(namespace, set(api_names), process, cell_deadline)
+                    exec(compile(cell.source, filename, "exec"), namespace, names)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
                     line = _failed_line(error, filename)
-                    if isinstance(error, StudentTimeout) and time.monotonic() >= deadline - 1:
+                    if isinstance(error, TransportError):   # the test itself, not the student, is the limit
+                        unverifiable[cell.index] = str(error)
+                    elif isinstance(error, StudentTimeout) and time.monotonic() >= deadline - 1:
                         out_of_time.add(cell.index)
                         failures[cell.index] = str(error)
                     elif line is not None and any(a <= line <= b for a, b in cell.hidden):
@@ -484,7 +562,38 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         process.events.append((cell.index, str(error)))
     finally:
         process.close()
-    return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time)
+    return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time,
+                    unverifiable)
+
+
+class _TestNames(dict):
+    """A test cell's top-level names, which are the grader's namespace (reads, writes and ``del``).
+
+    Assigning or deleting one of the student's names does the same in the
+    student's process, as it would in the notebook: a test may check that a
+    function fails without a helper it relies on (``del squares``), or
+    replace the helper with a stand-in, and put it back.  (The dictionary
+    itself stays empty: exec goes through these methods for a mapping that
+    is not exactly a dict.)
+    """
+
+    def __init__(self, namespace: dict, students: set, process: "StudentProcess", deadline: float):
+        super().__init__()
+        self._namespace, self._students = namespace, students
+        self._process, self._deadline = process, deadline
+
+    def __getitem__(self, key):
+        return self._namespace[key]
+
+    def __setitem__(self, key, value):
+        self._namespace[key] = value
+        if key in self._students:         # e.g. a helper replaced by a stand-in, or restored after del
+            self._process.assign(key, value, self._deadline)
+
+    def __delitem__(self, key):
+        del self._namespace[key]
+        if key in self._students:
+            self._process.forget([key], self._deadline)
 
 
 @contextlib.contextmanager

@@ -7,12 +7,22 @@ in an IPython shell and answers requests ("call ``softmax`` with these
 arrays") over its stdin/stdout.  Nothing in the grader imports it.
 """
 
+import contextlib
+import io
+import operator
 import os
 import struct
 import sys
 
 if __package__:  # imported as a module; in the sandbox, the protocol's source runs just before this
     from .recheck_protocol import MAX_FRAME, decode, encode, pack, read_exactly, unpack, write_frame
+
+
+#: What a test may do to the student's objects, carried out here on the real object.
+OPERATIONS = {"len": len, "iter": iter, "next": next, "bool": bool, "str": str, "hash": hash,
+              "contains": operator.contains, "getitem": operator.getitem, "eq": operator.eq,
+              "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+MAX_PRINTED = 100_000      # characters of a call's printed output sent back
 
 
 def error_info(error: BaseException) -> dict:
@@ -88,17 +98,30 @@ def serve() -> None:
                 error = result.error_before_exec or result.error_in_exec
                 reply = {"op": "done", "ok": error is None,
                          "error": None if error is None else error_info(error)}
-            elif op in ("call", "getattr", "describe"):
-                if op == "call":
-                    target = handles[header["target"]]
-                    args = decode(header["args"], arrays, from_handle, from_callback)
-                    kwargs = decode(header["kwargs"], arrays, from_handle, from_callback)
-                    value = target(*args, **kwargs)
-                elif op == "getattr":
-                    value = getattr(handles[header["target"]], header["name"])
-                else:
-                    value = describe(header["names"])
-                reply = {"op": "return", "value": encode(value, reply_arrays, as_handle)}
+            elif op in ("call", "getattr", "apply", "describe"):
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):   # a test may check what was printed
+                    if op in ("call", "apply"):
+                        target = handles[header["target"]]
+                        args = decode(header["args"], arrays, from_handle, from_callback)
+                        kwargs = decode(header["kwargs"], arrays, from_handle, from_callback)
+                        if op == "apply":
+                            value = OPERATIONS[header["name"]](target, *args, **kwargs)
+                        else:
+                            value = target(*args, **kwargs)
+                    elif op == "getattr":
+                        value = getattr(handles[header["target"]], header["name"])
+                    else:
+                        value = describe(header["names"])
+                reply = {"op": "return", "value": encode(value, reply_arrays, as_handle),
+                         "stdout": printed.getvalue()[:MAX_PRINTED]}
+            elif op == "delete":     # a test's `del name`: gone here too, as in the notebook
+                for name in header["names"]:
+                    shell.user_ns.pop(name, None)
+                reply = {"op": "return", "value": None}
+            elif op == "assign":     # a test's `name = value` for one of the student's names
+                shell.user_ns[header["name"]] = decode(header["value"], arrays, from_handle, from_callback)
+                reply = {"op": "return", "value": None}
             elif op == "release":
                 handles.clear()
                 reply = {"op": "return", "value": None}

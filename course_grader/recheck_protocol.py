@@ -3,8 +3,9 @@
 Deliberately dull: a JSON header plus NumPy arrays saved with ``np.save`` and
 read back with ``allow_pickle=False``, in length-prefixed frames.  Nothing the
 student's process sends can make the grader run code: anything that is not
-plain data (numbers, strings, arrays, lists, tuples, dicts) stays in the
-student's process and travels as an opaque handle.
+plain data (numbers, strings, bytes, arrays, lists, tuples, dicts, sets,
+fractions, decimals) stays in the student's process and travels as an opaque
+handle.
 
 This file must stay self-contained (standard library and NumPy only): the
 sandboxed program, :mod:`course_grader.recheck_child`, runs it as source,
@@ -55,6 +56,17 @@ def encode(value, arrays: list, as_handle, as_callback=None, depth: int = 0):
         return {"__dict__": [[encode(k, arrays, as_handle, as_callback, depth + 1),
                               encode(v, arrays, as_handle, as_callback, depth + 1)]
                              for k, v in value.items()]}
+    if type(value) in (set, frozenset):
+        return {"__set__": [encode(v, arrays, as_handle, as_callback, depth + 1) for v in value],
+                "frozen": type(value) is frozenset}
+    if type(value) is bytes:
+        import base64
+        return {"__bytes__": base64.b64encode(value).decode()}
+    kind = type(value).__module__ + "." + type(value).__qualname__
+    if kind == "fractions.Fraction":
+        return {"__fraction__": [encode(value.numerator, arrays, as_handle), encode(value.denominator, arrays, as_handle)]}
+    if kind == "decimal.Decimal":
+        return {"__decimal__": str(value)}
     if as_callback is not None and callable(value):
         return as_callback(value)
     return as_handle(value)
@@ -76,6 +88,19 @@ def decode(data, arrays: list, from_handle, from_callback=None):
                 decode(v, arrays, from_handle, from_callback) for k, v in data["__dict__"]}
     if "__bigint__" in data:
         return int(data["__bigint__"])
+    if "__set__" in data:
+        items = (_hashable(decode(v, arrays, from_handle, from_callback)) for v in data["__set__"])
+        return frozenset(items) if data.get("frozen") else set(items)
+    if "__bytes__" in data:
+        import base64
+        return base64.b64decode(data["__bytes__"])
+    if "__fraction__" in data:
+        from fractions import Fraction
+        numerator, denominator = (decode(v, arrays, from_handle) for v in data["__fraction__"])
+        return Fraction(int(numerator), int(denominator))
+    if "__decimal__" in data:
+        from decimal import Decimal
+        return Decimal(data["__decimal__"])
     if "__complex__" in data:
         return complex(*data["__complex__"])
     if "__handle__" in data:
@@ -86,7 +111,7 @@ def decode(data, arrays: list, from_handle, from_callback=None):
 
 
 def _hashable(key):
-    return tuple(key) if isinstance(key, list) else key
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
 def pack(header: dict, arrays: list) -> bytes:

@@ -66,10 +66,14 @@ def test_student_objects_stay_in_the_student_process(tmp_path):
     code = ("class Always:\n    def __eq__(self, other):\n        return True\n"
             "class Counter:\n    def __init__(self):\n        self.n = 0\n    def add(self, k):\n        self.n += k\n        return self.n\n"
             "def answer():\n    return Always()")
-    tests = ["assert answer() == 42", "c = Counter()\nc.add(2)\nassert c.add(3) == 5 and c.n == 5"]
+    tests = ["assert answer() == 42", "c = Counter()\nc.add(2)\nassert c.add(3) == 5 and c.n == 5",
+             "assert float(answer()) == 42"]
     failures, _ = verdicts([code], tests, ["answer", "Counter"], tmp_path)
-    assert failures[0] is not None     # an object claiming to equal everything is not data
-    assert failures[1] is None
+    # `==` on the student's object is the student's own `__eq__`, run in their process: the test
+    # trusts it there exactly as it does in the notebook (and in plain nbgrader).  A test that
+    # wants data converts first, and then nothing of the student's decides.
+    assert failures[0] is None and failures[1] is None
+    assert failures[2] is not None
 
 
 def test_a_hanging_function_times_out_and_later_tests_still_run(tmp_path):
@@ -130,3 +134,69 @@ def test_structure_limits_count_what_json_would_build():
         check_structure(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
     with pytest.raises(ValueError, match="values"):
         check_structure(b"[" + b"[]," * 300_000 + b"[]]")
+
+
+# Ordinary test styles (nbgrader's own ps1 deletes a name; others compare sets, fractions, generators,
+# objects of the student's classes, pandas frames, printed output).  The re-check must give a correct
+# answer what the notebook gives it, and a wrong answer must still fail.
+SQUARES = "def squares(n):\n    return [i ** 2 for i in range(1, n + 1)]\n"
+STYLES = {
+    "name_deletion": (SQUARES + "def sum_of_squares(n):\n    return sum(squares(n))",
+                      SQUARES + "def sum_of_squares(n):\n    return sum(i ** 2 for i in range(1, n + 1))",
+                      "orig = squares\ndel squares\ntry:\n    try:\n        sum_of_squares(1)\n"
+                      "    except NameError:\n        pass\n    else:\n"
+                      "        raise AssertionError('sum_of_squares does not use squares')\n"
+                      "finally:\n    squares = orig\nassert sum_of_squares(3) == 14",
+                      ["squares", "sum_of_squares"]),
+    "helper_replaced": (SQUARES + "def sum_of_squares(n):\n    return sum(squares(n))",
+                        SQUARES + "def sum_of_squares(n):\n    return sum(i ** 2 for i in range(1, n + 1))",
+                        "orig = squares\nsquares = lambda n: [1] * n\ntry:\n    assert sum_of_squares(4) == 4\n"
+                        "finally:\n    squares = orig\nassert sum_of_squares(2) == 5",
+                        ["squares", "sum_of_squares"]),
+    "sets": ("def unique_words(text):\n    return set(text.split())",
+             "def unique_words(text):\n    return list(set(text.split()))",
+             "assert unique_words('a b a c') == {'a', 'b', 'c'}\nassert frozenset(unique_words('x')) == {'x'}",
+             ["unique_words"]),
+    "fractions": ("from fractions import Fraction\ndef harmonic(n):\n    return sum(Fraction(1, k) for k in range(1, n + 1))",
+                  "def harmonic(n):\n    return sum(1 / k for k in range(1, n + 1))",
+                  "from fractions import Fraction\nassert harmonic(3) == Fraction(11, 6)", ["harmonic"]),
+    "generators": ("def evens(n):\n    for i in range(0, n, 2):\n        yield i",
+                   "def evens(n):\n    for i in range(1, n, 2):\n        yield i",
+                   "assert list(evens(7)) == [0, 2, 4, 6]\nassert next(iter(evens(3))) == 0\n"
+                   "assert sum(1 for _ in evens(10)) == 5", ["evens"]),
+    "student_class": ("class Stack:\n    def __init__(self):\n        self.items = []\n"
+                      "    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n"
+                      "        return self.items.pop()\n    def __len__(self):\n        return len(self.items)\n"
+                      "    def __contains__(self, x):\n        return x in self.items",
+                      "class Stack:\n    def __init__(self):\n        self.items = []\n"
+                      "    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n"
+                      "        return self.items.pop(0)\n    def __len__(self):\n        return len(self.items)\n"
+                      "    def __contains__(self, x):\n        return x in self.items",
+                      "s = Stack()\ns.push(1)\ns.push(2)\nassert len(s) == 2 and 1 in s and s.pop() == 2 and len(s) == 1",
+                      ["Stack"]),
+    "pandas_frame": ("import pandas as pd\ndef table():\n    return pd.DataFrame({'a': [1, 2], 'b': [3, 4]})",
+                     "import pandas as pd\ndef table():\n    return pd.DataFrame({'a': [1, 2], 'b': [3, 5]})",
+                     "df = table()\nassert df.shape == (2, 2) and list(df.columns) == ['a', 'b']\n"
+                     "assert df['b'].tolist() == [3, 4] and len(df) == 2", ["table"]),
+    "printed_output": ("def greet(name):\n    print(f'Hello, {name}!')",
+                       "def greet(name):\n    print(f'Hi, {name}!')",
+                       "import contextlib, io\nbuffer = io.StringIO()\nwith contextlib.redirect_stdout(buffer):\n"
+                       "    greet('Ada')\nassert buffer.getvalue() == 'Hello, Ada!\\n'", ["greet"]),
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_ordinary_test_styles_pass_correct_code_and_fail_wrong_code(tmp_path, style):
+    correct, wrong, test, api = STYLES[style]
+    failures, result = verdicts([correct], [test], api, tmp_path)
+    assert failures == [None] and not result.unverifiable, (failures, result.events)
+    failures, _ = verdicts([wrong], [test], api, tmp_path)
+    assert failures[0] is not None
+
+
+def test_a_test_the_re_check_cannot_reproduce_leaves_the_notebook_result_standing(tmp_path):
+    # The test sends a frame of its own to the student's function: not plain data.
+    code = "import pandas as pd\ndef same(a, b):\n    return a.equals(b)"
+    test = "import pandas as pd\nframe = pd.DataFrame({'a': [1]})\nassert same(frame, frame)"
+    failures, result = verdicts([code], [test], ["same"], tmp_path)
+    assert failures == [None] and "cannot send a DataFrame" in result.unverifiable[100]
