@@ -44,6 +44,10 @@ def main(argv=None):
     parser.add_argument("--assignment", required=True, help="assignment id: a folder of the source directory (solutions/ in this course)")
     parser.add_argument("--config", type=Path, default=None,
                         help="the course's nbgrader configuration (default: ./nbgrader_config.py)")
+    parser.add_argument("--source-dir", type=Path, default=None,
+                        help="the course's nbgrader source folder, one subfolder per assignment "
+                             "(default: the configuration's CourseDirectory.source_directory)")
+    parser.add_argument("--course-id", default=None, help="nbgrader course id (default: the configuration's)")
     parser.add_argument("--course-dir", type=Path, default=None,
                         help="nbgrader course directory for the gradebook and results "
                              "(default: the configuration's CourseDirectory.root)")
@@ -66,7 +70,9 @@ def main(argv=None):
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                               args.config, args.secret_seed)
+                               args.config, args.secret_seed,
+                               {"source_directory": args.source_dir.resolve() if args.source_dir else None,
+                                "course_id": args.course_id})
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     if not args.quiet:

@@ -3,14 +3,18 @@
     python -m course_grader SUBMISSIONS --assignment a1_softmax_additive
 
 ``SUBMISSIONS`` is a folder or a ``.zip`` as a learning-management system exports
-it: one notebook per student, either as ``<student>.ipynb`` or in a folder per
-student (``<student>/<anything>.ipynb``); ``--student-regex`` reads the student's
-id from other naming schemes.  The command
+it: a folder per student (``<student>/<notebook>.ipynb``, with any other files
+they hand in), or, for a one-notebook assignment, ``<student>.ipynb``;
+``--student-regex`` reads the student's id from other naming schemes (a flat
+export of several notebooks: ``alice_problem1.ipynb``, ``alice_problem2.ipynb``).
+The command
 
-1. puts the assignment (from ``solutions/``) into the course's gradebook and
-   each submission into ``submitted/<student>/<assignment>/`` -- nbgrader's own
-   layout, so ``nbgrader autograde``, ``generate_feedback``, ``export`` and the
-   formgrader work on the same course directory afterwards;
+1. finds the submissions, then puts the assignment (from the course's source
+   folder, ``solutions/`` here, ``--source-dir`` for another course) into the
+   course's gradebook and each submission into
+   ``submitted/<student>/<assignment>/`` -- nbgrader's own layout, so
+   ``nbgrader autograde``, ``generate_feedback``, ``export`` and the formgrader
+   work on the same course directory afterwards;
 2. autogrades the submissions **in parallel**, one worker process per core;
    each worker has its own copy ("shard") of the gradebook, because nbgrader's
    SQLite gradebook is not safe for concurrent writers, and the shards are
@@ -39,7 +43,7 @@ from pathlib import Path
 from . import hidden_tests, sandbox
 from .gradebook import export_csv
 from .intake import find_submissions, stage_submission
-from .nbgrader_api import load_config, prepare_assignment, use_fast_alembic_head
+from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
 from .workers import run_workers
 
@@ -47,14 +51,15 @@ from .workers import run_workers
 def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
           student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
           csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
-          secret_seed: str | None = None) -> dict:
+          secret_seed: str | None = None, course: dict | None = None) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
 
     ``config_file`` is the course's ``nbgrader_config.py`` (default: the one in
-    the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``.
+    the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``;
+    ``course`` overrides its ``source_directory`` and ``course_id``.
     """
     started = time.monotonic()
-    config = load_config(course_dir, limits, config_file)
+    config = load_config(course_dir, limits, config_file, course)
     course_dir = Path(config.CourseDirectory.root)
     course_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
@@ -81,21 +86,26 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
                 "and keep it to grade this term's submissions again")
     use_fast_alembic_head()
     phase("start-up (sandbox self-test, nbgrader configuration)")
-    notebook, release = prepare_assignment(config, course_dir, assignment)
-    phase("prepare assignment")
+    names = assignment_notebooks(config, assignment)
+    # Find the submissions before the gradebook is touched: nothing to grade, nothing changed.
     run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
     try:
-        submissions, warnings = find_submissions(Path(source), f"{notebook}.ipynb", student_regex, run_dir)
+        submissions, warnings = find_submissions(Path(source), names, student_regex, run_dir)
         for warning in warnings:
             say(f"warning: {terminal_text(warning)}")
         if not submissions:
-            raise SystemExit(f"no notebooks found in {source}")
-        say(f"grading {len(submissions)} submissions of {assignment} with "
+            raise SystemExit(f"no notebooks of {assignment} ({', '.join(n + '.ipynb' for n in names)}) "
+                             f"found in {source}")
+        phase("find submissions")
+        releases = prepare_assignment(config, course_dir, assignment)
+        phase("prepare assignment")
+        say(f"grading {len(submissions)} submissions of {assignment} ({len(releases)} notebook"
+            f"{'s' if len(releases) > 1 else ''} each) with "
             f"{min(workers or os.cpu_count() or 1, len(submissions))} workers")
-        statuses = {sub.student: stage_submission(sub, course_dir, assignment, notebook, release)
+        statuses = {sub.student: stage_submission(sub, course_dir, assignment, releases)
                     for sub in submissions}
-        phase("find and stage submissions")
-        results = run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release,
+        phase("stage submissions")
+        results = run_workers(submissions, config, course_dir, run_dir, assignment, releases,
                               workers, feedback, quiet, phase)
         for student, status in statuses.items():
             if status == "unreadable" and results[student]["status"] == "graded":

@@ -1,7 +1,12 @@
-"""Submissions in: a folder or an LMS zip to one notebook per student, staged in nbgrader's layout.
+"""Submissions in: a folder or an LMS zip to each student's notebooks (and files), staged in nbgrader's layout.
 
-A file that cannot be read as a notebook is kept for the instructor and
-graded as the blank exercise, with a note saying why.
+An assignment may have several notebooks.  A student's files are matched to
+them by name: ``problem1.ipynb`` in the student's folder, or, in a flat export
+read with ``--student-regex``, a file whose name ends with the notebook's
+(``alice_problem1.ipynb``).  A notebook that was not handed in, or that cannot
+be read, is graded as the blank exercise, with a note saying why; the file is
+kept for the instructor.  Other files in a student's folder (data, images) go
+with the notebooks, up to :data:`MAX_FILES_BYTES`.
 """
 
 from __future__ import annotations
@@ -21,14 +26,17 @@ from .report import notes_cell
 IGNORED_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
 
 MAX_NOTEBOOK_BYTES = 100 * 2 ** 20
+#: Files handed in beside the notebooks, per student, bytes (more are left out, with a note).
+MAX_FILES_BYTES = 20 * 2 ** 20
 
 
 @dataclass
 class Submission:
     student: str                   # the id in the gradebook: a safe folder name (student_id)
-    path: str                      # where the student's file was found
+    notebooks: dict                # notebook name -> the student's file for it
     notes: list = field(default_factory=list)
     given_id: str = ""             # the id as the collection gives it (any Unicode), when it differs
+    folder: str = ""               # the student's own folder in the collection, if there is one
 
 
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
@@ -49,9 +57,9 @@ def student_id(given: str) -> str:
     return f"{slug}-{hashlib.sha256(given.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
-def find_submissions(source: Path, notebook_name: str, student_regex: str | None,
+def find_submissions(source: Path, notebook_names: list[str], student_regex: str | None,
                      scratch: Path) -> tuple[list[Submission], list[str]]:
-    """One notebook per student, from a folder or a zip.
+    """Each student's file for each of the assignment's notebooks, from a folder or a zip.
 
     Whatever else the collection holds costs only its own entry, with a
     warning: a damaged archive member, a symbolic link (never followed, so
@@ -69,6 +77,7 @@ def find_submissions(source: Path, notebook_name: str, student_regex: str | None
     pattern = re.compile(student_regex) if student_regex else None
     found: dict[str, list[Path]] = {}
     given_ids: dict[str, str] = {}
+    folders: dict[str, Path] = {}
     for path in _notebooks(root, warnings):
         relative = path.relative_to(root)
         if pattern:
@@ -82,16 +91,42 @@ def find_submissions(source: Path, notebook_name: str, student_regex: str | None
         student = student_id(given)
         found.setdefault(student, []).append(path)
         given_ids[student] = given
+        if len(relative.parts) > 1:
+            folders[student] = root / relative.parts[0]
     submissions = []
     for student, paths in sorted(found.items()):
-        chosen = paths[0]
-        if len(paths) > 1:
-            named = [p for p in paths if p.name == notebook_name]
-            chosen = named[0] if named else max(paths, key=lambda p: p.lstat().st_mtime)
-            warnings.append(f"{student}: {len(paths)} notebooks; graded {chosen.name}")
+        chosen = _match_notebooks(student, paths, notebook_names, warnings)
+        if not chosen:
+            continue
         given = given_ids[student]
-        submissions.append(Submission(student, str(chosen), given_id=given if given != student else ""))
+        submissions.append(Submission(student, {name: str(path) for name, path in chosen.items()},
+                                      given_id=given if given != student else "",
+                                      folder=str(folders.get(student, ""))))
     return submissions, warnings
+
+
+def _match_notebooks(student: str, paths: list[Path], names: list[str], warnings: list) -> dict[str, Path]:
+    """``{notebook name: file}`` for one student's files."""
+    if len(names) == 1:      # one notebook: any file is it, the one with its name first, else the newest
+        name = names[0]
+        if len(paths) == 1:
+            return {name: paths[0]}
+        named = [p for p in paths if p.stem == name]
+        chosen = named[0] if named else max(paths, key=lambda p: p.lstat().st_mtime)
+        warnings.append(f"{student}: {len(paths)} notebooks; graded {chosen.name}")
+        return {name: chosen}
+    chosen: dict[str, Path] = {}
+    for path in sorted(paths, key=lambda p: p.lstat().st_mtime):   # the newest of several wins
+        # the longest name the file's name ends with: problem10 before problem1
+        matches = [n for n in names if path.stem == n or path.stem.endswith(("_" + n, "-" + n, " " + n))]
+        if not matches:
+            warnings.append(f"{student}: skipped {path.name}: it is none of the notebooks {', '.join(names)}")
+            continue
+        name = max(matches, key=len)
+        if name in chosen:
+            warnings.append(f"{student}: two files for {name}.ipynb; graded the newer, {path.name}")
+        chosen[name] = path
+    return chosen
 
 
 def _notebooks(root: Path, warnings: list) -> list[Path]:
@@ -120,11 +155,13 @@ def _unzip(archive_path: Path, root: Path, warnings: list):
     with zipfile.ZipFile(archive_path) as archive:
         for member in archive.infolist():
             parts = Path(member.filename).parts
-            if (member.is_dir() or not member.filename.endswith(".ipynb") or member.filename.startswith("/")
-                    or ".." in parts or IGNORED_PARTS & set(parts)):
-                continue
-            if member.file_size > MAX_NOTEBOOK_BYTES:
-                warnings.append(f"skipped {member.filename}: larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
+            notebook = member.filename.endswith(".ipynb")
+            if (member.is_dir() or member.filename.startswith("/") or ".." in parts
+                    or IGNORED_PARTS & set(parts) or (not notebook and len(parts) < 2)):
+                continue          # (files other than notebooks travel only in a student's folder)
+            limit = MAX_NOTEBOOK_BYTES if notebook else MAX_FILES_BYTES
+            if member.file_size > limit:
+                warnings.append(f"skipped {member.filename}: larger than {limit >> 20} MB")
                 continue
             target = root.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -136,41 +173,79 @@ def _unzip(archive_path: Path, root: Path, warnings: list):
                 warnings.append(f"skipped {member.filename}: damaged in the archive ({error})")
 
 
-def stage_submission(sub: Submission, course_dir: Path, assignment: str, notebook: str,
-                     release: Path) -> str:
-    """Copy into submitted/<student>/<assignment>/; an unreadable file becomes the blank exercise."""
-    import nbformat
+def stage_submission(sub: Submission, course_dir: Path, assignment: str, releases: dict[str, Path]) -> str:
+    """Copy into submitted/<student>/<assignment>/: ``"graded"``, or ``"unreadable"`` if a notebook was.
 
+    A notebook not handed in, or unreadable, becomes the blank exercise with a
+    note; the student's other files (in their own folder) go beside the notebooks.
+    """
     target = course_dir / "submitted" / sub.student / assignment
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    destination = target / f"{notebook}.ipynb"
+    if sub.folder:
+        _copy_files(Path(sub.folder), target, sub)
+    status = "graded"
+    for name, release in releases.items():
+        destination = target / f"{name}.ipynb"
+        if name not in sub.notebooks:
+            write_blank(release, destination, [
+                f"No {name}.ipynb was handed in. It was graded as the unchanged exercise, which scores 0 points."])
+            sub.notes.append(f"{name}.ipynb not handed in; graded as the blank exercise")
+            continue
+        if not _stage_notebook(sub, sub.notebooks[name], name, release, target):
+            status = "unreadable"
+    return status
+
+
+def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target: Path) -> bool:
+    import nbformat
+
+    destination = target / f"{name}.ipynb"
     try:
-        if os.path.getsize(sub.path) > MAX_NOTEBOOK_BYTES:
+        if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
             raise ValueError(f"the file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # nbformat warns about what validate() reports below
-            nb = nbformat.read(sub.path, as_version=4)
+            nb = nbformat.read(path, as_version=4)
         if not isinstance(nb.get("cells"), list):
             raise ValueError("it has no list of cells")
         try:
             nbformat.validate(nb)
         except nbformat.ValidationError as error:
             # nbgrader grades such a notebook (tools like papermill and jupytext can write one); so do we.
-            sub.notes.append(f"the notebook does not pass nbformat's validation "
+            sub.notes.append(f"{name}.ipynb does not pass nbformat's validation "
                              f"({str(error).splitlines()[0][:200]}); graded anyway")
-        shutil.copyfile(sub.path, destination)
-        return "graded"
+        shutil.copyfile(path, destination)
+        return True
     except Exception as error:  # noqa: BLE001 - any unreadable file is handled the same way
         reason = f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
         with contextlib.suppress(OSError):   # kept for the instructor
-            shutil.copyfile(sub.path, target / f".unreadable-{notebook}.ipynb")
+            shutil.copyfile(path, target / f".unreadable-{name}.ipynb")
         write_blank(release, destination, [
             "The file you handed in could not be read as a Jupyter notebook "
             f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
-        sub.notes.append(f"unreadable notebook ({reason}); graded as the blank exercise")
-        return "unreadable"
+        sub.notes.append(f"unreadable notebook {name}.ipynb ({reason}); graded as the blank exercise")
+        return False
+
+
+def _copy_files(folder: Path, target: Path, sub: Submission):
+    """The student's files other than notebooks, regular files only, up to MAX_FILES_BYTES in all."""
+    budget, left_out = MAX_FILES_BYTES, []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if (path.suffix == ".ipynb" or path.is_symlink() or not path.is_file()
+                or any(part.startswith(".") or part in IGNORED_PARTS for part in relative.parts)):
+            continue
+        size = path.stat().st_size
+        if size > budget:
+            left_out.append(str(relative))
+            continue
+        budget -= size
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / relative)
+    if left_out:
+        sub.notes.append(f"files beyond {MAX_FILES_BYTES >> 20} MB in all were left out: {', '.join(left_out[:5])}")
 
 
 def write_blank(release: Path, destination: Path, notes: list[str]):

@@ -50,7 +50,7 @@ def use_fast_alembic_head():
 
 
 def load_config(course_dir: Path | None = None, limits: dict | None = None,
-                config_file: Path | None = None):
+                config_file: Path | None = None, course: dict | None = None):
     """The course's nbgrader configuration, with ``limits`` (``GradingLimits`` traits) set.
 
     ``config_file`` defaults to :data:`CONFIG_FILE` in the current folder;
@@ -68,6 +68,15 @@ def load_config(course_dir: Path | None = None, limits: dict | None = None,
         config.CourseDirectory.root = str(Path(course_dir).resolve())
     elif "root" not in config.CourseDirectory:
         raise SystemExit(f"{config_file} sets no CourseDirectory.root: pass --course-dir")
+    for key, value in (course or {}).items():   # another course's source folder and id
+        if value is not None:
+            setattr(config.CourseDirectory, key, str(value))
+    # The source folder, if relative, is the course directory's: say so once, absolutely, so that the
+    # workers (which grade in shards of the course directory) find it too.
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config)
+    config.CourseDirectory.source_directory = str(Path(coursedir.root, coursedir.source_directory).resolve())
     limits = limits or {}
     for key, value in limits.items():
         if value is not None:
@@ -98,30 +107,36 @@ def make_api(config, root: Path):
     return api
 
 
-def prepare_assignment(config, course_dir: Path, assignment: str) -> tuple[str, Path]:
-    """The assignment in the course's gradebook; returns its notebook name and released copy."""
-    from nbgrader.api import Gradebook
+def assignment_notebooks(config, assignment: str) -> list[str]:
+    """The names of the assignment's notebooks in the course's source directory (touches nothing)."""
+    from nbgrader.coursedir import CourseDirectory
 
-    api = make_api(config, course_dir)
-    source = Path(api.coursedir.format_path(api.coursedir.source_directory, ".", assignment))
-    if not sorted(source.glob("*.ipynb")):
+    coursedir = CourseDirectory(config=config)
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    names = sorted(p.stem for p in source.glob("*.ipynb"))
+    if not names:
         folder = source.parent
         known = sorted(p.name for p in folder.iterdir() if p.is_dir() and list(p.glob("*.ipynb"))) \
             if folder.is_dir() else []
         raise SystemExit(f"no assignment {assignment!r}: {source} has no notebook"
                          + (f" (assignments there: {', '.join(known)})" if known else ""))
+    return names
+
+
+def prepare_assignment(config, course_dir: Path, assignment: str) -> dict[str, Path]:
+    """The assignment in the course's gradebook; returns ``{notebook name: released copy}``."""
+    from nbgrader.api import Gradebook
+
+    assignment_notebooks(config, assignment)
+    api = make_api(config, course_dir)
     api.coursedir.release_directory = str(course_dir / ".release")
     result = api.generate_assignment(assignment, force=True, create=True)
     if not result["success"]:
         raise SystemExit(f"could not prepare assignment {assignment!r}:\n{result.get('log', '')}\n"
                          f"{result.get('error', '')}")
     with Gradebook(api.coursedir.db_url) as gb:
-        notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
-    if len(notebooks) != 1:
-        raise SystemExit(f"{assignment} has {len(notebooks)} notebooks; this command grades "
-                         "one notebook per student")
-    release = course_dir / ".release" / assignment / f"{notebooks[0]}.ipynb"
-    return notebooks[0], release
+        names = sorted(nb.name for nb in gb.find_assignment(assignment).notebooks)
+    return {name: course_dir / ".release" / assignment / f"{name}.ipynb" for name in names}
 
 
 def reuse_compiled_templates():

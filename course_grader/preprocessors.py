@@ -168,6 +168,8 @@ class RepairCellMetadata(NbGraderPreprocessor):
             if "nbgrader" not in cell.metadata:
                 continue
             info = cell.metadata["nbgrader"]
+            if _well_formed(info):
+                continue          # nbgrader's own checks take it from here
             grade_id = info.get("grade_id") if isinstance(info, dict) else None
             if isinstance(grade_id, str) and sources.get(grade_id, (None,))[0] == cell.cell_type:
                 released = {"grade": grade_id in points, "grade_id": grade_id,
@@ -175,12 +177,9 @@ class RepairCellMetadata(NbGraderPreprocessor):
                             "solution": grade_id in solutions, "task": grade_id in tasks}
                 if grade_id in points:
                     released["points"] = points[grade_id]
-                if dict(info) != released:
-                    if _well_formed(info) and {k: info.get(k) for k in released} == released:
-                        continue          # extra keys nbgrader ignores
-                    cell.metadata["nbgrader"] = NotebookNode(released)
-                    repaired.append(f"{grade_id} (restored as released)")
-            elif not _well_formed(info):
+                cell.metadata["nbgrader"] = NotebookNode(released)
+                repaired.append(f"{grade_id} (restored as released)")
+            else:
                 del cell.metadata["nbgrader"]
                 repaired.append(f"cell {index} (dropped: now the student's own)")
         if repaired:

@@ -37,10 +37,10 @@ class Result:
     flags: list = field(default_factory=list)
     events: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    feedback: str = ""
+    feedback: list = field(default_factory=list)   # the feedback pages, one per notebook
 
 
-def worker(slot: int, shard: str, course_dir: str, assignment: str, notebook: str, release: str,
+def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: dict,
            config, feedback: bool, tasks, results, log_path: str):
     os.environ[f"{sandbox.ENV_PREFIX}_SLOT"] = str(slot)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -58,14 +58,14 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, notebook: st
         student, notes = task
         results.put(("started", student, slot))
         started = time.monotonic()
-        result = grade_one(api, shard_dir, course, assignment, notebook, Path(release), student,
-                           notes, feedback, log)
+        result = grade_one(api, shard_dir, course, assignment, releases, student, notes, feedback, log)
         result.seconds = round(time.monotonic() - started, 2)
         results.put(("done", asdict(result), slot))
 
 
-def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, release: Path,
-              student: str, notes: list, feedback: bool, log) -> Result:
+def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, student: str,
+              notes: list, feedback: bool, log) -> Result:
+    """Autograde one student's notebooks of ``assignment`` (``releases``: name -> released notebook)."""
     from nbgrader.api import Gradebook
 
     result = Result(student, notes=list(notes))
@@ -78,28 +78,33 @@ def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, re
     outcome = api.autograde(assignment, student, force=True, create=True)
     log.write(f"=== autograde {student}\n{outcome.get('log', '')}\n{outcome.get('error', '') or ''}\n")
     if not outcome["success"]:
-        # nbgrader itself could not process the file (e.g. broken nbgrader metadata):
+        # nbgrader itself could not process the files (e.g. broken nbgrader metadata):
         # grade the blank exercise so that the student gets 0 and a clear note.
         error = (outcome.get("error") or "").strip().splitlines()
         reason = error[-1][:300] if error else "nbgrader failed"
         result.status = "unreadable"     # graded: 0 points, with a note; "failed" is for the run
-        result.notes.append(f"nbgrader could not grade this notebook ({reason}); graded as the blank exercise")
+        result.notes.append(f"nbgrader could not grade this submission ({reason}); graded as the blank exercise")
         shutil.rmtree(submitted)
         submitted.mkdir(parents=True)
-        write_blank(release, submitted / f"{notebook}.ipynb", [
-            "The notebook you handed in could not be graded "
-            f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
+        for name, release in releases.items():
+            write_blank(Path(release), submitted / f"{name}.ipynb", [
+                "The notebook you handed in could not be graded "
+                f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
         outcome = api.autograde(assignment, student, force=True, create=True)
         log.write(f"=== autograde blank {student}\n{outcome.get('log', '')}\n")
         if not outcome["success"]:
             result.status = "failed"
             result.notes.append("grading the blank exercise failed too; see the log")
             return result
-    report_path = shard / "autograded" / student / assignment / f".grading-report-{notebook}.json"
-    if report_path.exists():
-        report = json.loads(report_path.read_text())
-        result.flags = report.get("flags", [])
-        result.events = [f"{e.get('grade_id') or e.get('cell')}: {e['message']}" for e in report["events"]]
+    several = len(releases) > 1
+    for name in releases:
+        report_path = shard / "autograded" / student / assignment / f".grading-report-{name}.json"
+        if report_path.exists():
+            report = json.loads(report_path.read_text())
+            where = f"{name}: " if several else ""
+            result.flags += [where + flag for flag in report.get("flags", [])]
+            result.events += [f"{where}{e.get('grade_id') or e.get('cell')}: {e['message']}"
+                              for e in report["events"]]
     with Gradebook(api.coursedir.db_url) as gb:
         submission = gb.find_submission(assignment, student)
         result.score, result.max_score = submission.score, submission.max_score
@@ -108,14 +113,14 @@ def grade_one(api, shard: Path, course: Path, assignment: str, notebook: str, re
     if feedback:
         outcome = api.generate_feedback(assignment, student, force=True)
         if outcome["success"]:
-            result.feedback = str(Path("feedback") / student / assignment / f"{notebook}.html")
+            result.feedback = [str(Path("feedback") / student / assignment / f"{name}.html") for name in releases]
         else:
             result.notes.append("feedback could not be generated; see the log")
             log.write(f"=== feedback {student}\n{outcome.get('log', '')}\n{outcome.get('error', '')}\n")
     return result
 
 
-def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, release, workers,
+def run_workers(submissions, config, course_dir, run_dir, assignment, releases: dict, workers,
                 feedback, quiet, phase=lambda name: None) -> dict:
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     count = max(1, min(workers or os.cpu_count() or 1, len(submissions)))
@@ -133,7 +138,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, notebook, 
     def start(slot):
         log_path = course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
         process = context.Process(target=worker, daemon=True, args=(
-            slot, str(shards[slot]), str(course_dir), assignment, notebook, str(release), config,
+            slot, str(shards[slot]), str(course_dir), assignment, {k: str(v) for k, v in releases.items()}, config,
             feedback, tasks, results, str(log_path)))
         process.start()
         processes[slot] = process

@@ -39,7 +39,7 @@ def test_links_are_not_followed_and_cost_only_their_entry(tmp_path):
     (inbox / "ghost.ipynb").symlink_to(tmp_path / "missing.ipynb")          # dangling
     (inbox / "mallory.ipynb").symlink_to(outside / "someone-else.ipynb")    # out of the collection
     (inbox / "eve").symlink_to(outside, target_is_directory=True)
-    submissions, warnings = find_submissions(inbox, f"{A}.ipynb", None, tmp_path / "scratch")
+    submissions, warnings = find_submissions(inbox, [A], None, tmp_path / "scratch")
     assert [s.student for s in submissions] == ["alice", "bob"]
     assert sum("symbolic link" in w for w in warnings) == 3
 
@@ -56,7 +56,7 @@ def test_a_damaged_archive_member_costs_only_that_member(tmp_path):
     start = bob.header_offset + 30 + len(bob.filename) + 200     # inside bob's stored bytes
     data[start:start + 8] = b"CORRUPT!"
     archive.write_bytes(bytes(data))
-    submissions, warnings = find_submissions(archive, f"{A}.ipynb", None, tmp_path / "scratch")
+    submissions, warnings = find_submissions(archive, [A], None, tmp_path / "scratch")
     assert [s.student for s in submissions] == ["alice", "carol"]
     assert any("bob" in w and "damaged" in w for w in warnings)
 

@@ -1,0 +1,92 @@
+"""Another course's assignment: nbgrader's own documentation example, ``ps1``, graded by the command.
+
+``ps1`` ships with the pinned nbgrader (``nbgrader/docs/source/user_guide``,
+BSD-3-Clause, see nbgrader's LICENSE): two notebooks and an image, autograded
+tests (one deletes a name the student defined), and cells graded by hand.  It is
+graded here as one assignment from its own source folder (``--source-dir``),
+and every cell's score is compared with plain ``nbgrader autograde`` under
+nbgrader's own default configuration: for the instructor's solution, the
+released (blank) notebooks, and the two students of nbgrader's documentation.
+"""
+
+import shutil
+from pathlib import Path
+
+import nbgrader
+import pytest
+
+from grading_support import LIMITS, ROOT
+
+DOCS = Path(nbgrader.__file__).parent / "docs" / "source" / "user_guide"
+STUDENTS = {"solution": DOCS / "source" / "ps1", "blank": DOCS / "release" / "ps1",
+            "bitdiddle": DOCS / "submitted" / "bitdiddle" / "ps1", "hacker": DOCS / "submitted" / "hacker" / "ps1"}
+
+
+def _scores(db: Path) -> dict:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return {student: {(nb.name, g.name): g.score for nb in gb.find_submission("ps1", student).notebooks
+                          for g in nb.grades}
+                for student in STUDENTS}
+
+
+def _plain_nbgrader(tmp: Path, source: Path) -> dict:
+    """nbgrader's own autograde, default configuration, the notebooks' own kernel."""
+    from traitlets.config import Config
+
+    from course_grader.nbgrader_api import make_api
+
+    root = tmp / "plain"
+    config = Config()
+    config.CourseDirectory.source_directory = str(source)
+    config.CourseDirectory.course_id = "example"
+    api = make_api(config, root)          # nbgrader's API, nothing of this course's configuration
+    outcome = api.generate_assignment("ps1", force=True, create=True)
+    assert outcome["success"], outcome["log"] + str(outcome.get("error"))
+    for student, folder in STUDENTS.items():
+        shutil.copytree(folder, root / "submitted" / student / "ps1", ignore=shutil.ignore_patterns("timestamp.txt"))
+        assert api.autograde("ps1", student, force=True, create=True)["success"], student
+    return _scores(root / "gradebook.db")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    from course_grader import grade
+
+    tmp = tmp_path_factory.mktemp("ps1")
+    source = tmp / "source"
+    shutil.copytree(DOCS / "source" / "ps1", source / "ps1")
+    inbox = tmp / "inbox"
+    for student, folder in STUDENTS.items():
+        shutil.copytree(folder, inbox / student, ignore=shutil.ignore_patterns("timestamp.txt"))
+    report = grade.grade(inbox, "ps1", tmp / "course", workers=2, limits=LIMITS, quiet=True,
+                         config_file=ROOT / "nbgrader_config.py",
+                         course={"source_directory": source, "course_id": "example"})
+    return report, _scores(tmp / "course" / "gradebook.db"), _plain_nbgrader(tmp, source)
+
+
+def test_every_cell_scores_as_plain_nbgrader_scores_it(graded):
+    report, ours, plain = graded
+    assert report["failed"] == 0 and report["graded"] == len(STUDENTS)
+    for student in STUDENTS:
+        assert ours[student] == plain[student], student
+    assert {notebook for notebook, _ in ours["solution"]} == {"problem1", "problem2"}
+
+
+def test_the_correct_submission_is_not_flagged_and_keeps_every_autograded_point(graded):
+    report, ours, _ = graded
+    by_student = {r["student"]: r for r in report["results"]}
+    assert by_student["solution"]["flags"] == []
+    assert ours["solution"][("problem1", "sum_of_squares_uses_squares")] == 0.5   # `del squares` in the test
+    assert by_student["solution"]["score"] == by_student["solution"]["max_score"] - by_student["solution"]["manual_points"]
+    assert by_student["solution"]["manual_points"] > 0                           # cells graded by hand
+
+
+def test_each_notebook_gets_its_feedback_and_the_image_travels_with_them(graded):
+    report, _, _ = graded
+    course = Path(report["course_dir"])
+    for student in STUDENTS:
+        for name in ("problem1", "problem2"):
+            assert (course / "feedback" / student / "ps1" / f"{name}.html").exists()
+        assert (course / "submitted" / student / "ps1" / "jupyter.png").exists()
