@@ -90,3 +90,29 @@ def test_each_notebook_gets_its_feedback_and_the_image_travels_with_them(graded)
         for name in ("problem1", "problem2"):
             assert (course / "feedback" / student / "ps1" / f"{name}.html").exists()
         assert (course / "submitted" / student / "ps1" / "jupyter.png").exists()
+
+
+def test_a_flat_export_of_several_notebooks_per_student(tmp_path, graded):
+    """``alice_problem1.ipynb``, ``alice_problem2.ipynb`` in one folder, read with --student-regex:
+    each file is the notebook its name ends with, and the scores are those of the folder layout."""
+    from course_grader import grade
+
+    _, ours, _ = graded
+    source = tmp_path / "source"
+    shutil.copytree(DOCS / "source" / "ps1", source / "ps1")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for student in ("solution", "bitdiddle"):
+        for name in ("problem1", "problem2"):
+            shutil.copy(STUDENTS[student] / f"{name}.ipynb", inbox / f"{student}_{name}.ipynb")
+    report = grade.grade(inbox, "ps1", tmp_path / "course", workers=2, limits=LIMITS, quiet=True,
+                         student_regex=r"^(?P<student>[^_]+)_", config_file=ROOT / "nbgrader_config.py",
+                         course={"source_directory": source, "course_id": "example"})
+    assert sorted(r["student"] for r in report["results"]) == ["bitdiddle", "solution"]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as gb:
+        for student in ("solution", "bitdiddle"):
+            scores = {(nb.name, g.name): g.score for nb in gb.find_submission("ps1", student).notebooks
+                      for g in nb.grades}
+            assert scores == ours[student], student
