@@ -37,11 +37,10 @@ def print_summary(report: dict):
     print(f"gradebook: {report['course_dir']}/gradebook.db (nbgrader formgrader and export work on it)")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=grading.__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
-    parser.add_argument("--assignment", required=True, help="assignment id: a folder of the source directory (solutions/ in this course)")
+def _course_options(parser):
+    """The options that say which course: its configuration, source folder, id and course directory."""
+    parser.add_argument("--assignment", required=True,
+                        help="assignment id: a folder of the source directory (solutions/ in this course)")
     parser.add_argument("--config", type=Path, default=None,
                         help="the course's nbgrader configuration (default: ./nbgrader_config.py)")
     parser.add_argument("--source-dir", type=Path, default=None,
@@ -51,6 +50,51 @@ def main(argv=None):
     parser.add_argument("--course-dir", type=Path, default=None,
                         help="nbgrader course directory for the gradebook and results "
                              "(default: the configuration's CourseDirectory.root)")
+    parser.add_argument("--csv", type=Path, default=None, help="grades CSV (default: COURSE_DIR/grades-ASSIGNMENT.csv)")
+
+
+def _course(args) -> dict:
+    return {"source_directory": args.source_dir.resolve() if args.source_dir else None,
+            "course_id": args.course_id}
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard takes K/N (e.g. 2/8), not {text!r}") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+def merge_main(argv) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_grader merge",
+        description="Combine the course directories of --shard runs into one course directory: "
+                    "gradebook, submitted and autograded notebooks, feedback, grades CSV.")
+    parser.add_argument("shards", type=Path, nargs="+", help="the shards' course directories")
+    _course_options(parser)
+    args = parser.parse_args(argv)
+    report = grading.merge(args.shards, args.assignment, args.course_dir, args.config, args.csv, _course(args))
+    print(f"{args.assignment}: merged {len(report['results'])} students from {len(args.shards)} shards "
+          f"({report['graded']} graded, {report['unreadable']} unreadable, {report['failed']} failed, "
+          f"{report['flagged']} flagged); grades: {report['grades_csv']}")
+    return 0 if report["failed"] == 0 else 1
+
+
+def main(argv=None):
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
+    parser = argparse.ArgumentParser(description=grading.__doc__.split("\n\n")[0],
+                                     epilog="python -m course_grader merge SHARD_DIR... --assignment A "
+                                            "combines the course directories of --shard runs.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
+    _course_options(parser)
     parser.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
     parser.add_argument("--student-regex", default=None,
                         help="regex with a (?P<student>...) group, matched against each notebook's path "
@@ -58,11 +102,14 @@ def main(argv=None):
     parser.add_argument("--cell-timeout", type=int, default=None, help="seconds per cell")
     parser.add_argument("--notebook-timeout", type=int, default=None, help="seconds per notebook")
     parser.add_argument("--memory-mb", type=int, default=None, help="memory per submission, MiB")
-    parser.add_argument("--csv", type=Path, default=None, help="grades CSV (default: COURSE_DIR/grades-ASSIGNMENT.csv)")
     parser.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
     parser.add_argument("--secret-seed", default=None,
                         help="the secret hidden tests draw their inputs from (default: the file "
-                             ".hidden-tests-secret in the course directory, created if missing)")
+                             ".hidden-tests-secret in the course directory, created if missing; "
+                             "give every shard of a run the same one)")
+    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                        help="grade only the K-th of N slices of the students (the same slices on every "
+                             "machine), into --course-dir; then `merge` the N course directories")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
@@ -70,13 +117,14 @@ def main(argv=None):
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                               args.config, args.secret_seed,
-                               {"source_directory": args.source_dir.resolve() if args.source_dir else None,
-                                "course_id": args.course_id})
+                               args.config, args.secret_seed, _course(args), args.shard)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     if not args.quiet:
-        print_summary(report)
+        if report["results"]:
+            print_summary(report)
+        else:
+            print(f"{args.assignment}: no students in shard {args.shard[0]}/{args.shard[1]}")
     # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero
     # only when the run could not grade someone at all.
     return 0 if report["failed"] == 0 else 1

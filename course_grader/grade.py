@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from . import hidden_tests, sandbox
-from .gradebook import export_csv
+from .gradebook import export_csv, merge_shard
 from .intake import find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
@@ -51,8 +51,13 @@ from .workers import run_workers
 def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
           student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
           csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
-          secret_seed: str | None = None, course: dict | None = None) -> dict:
+          secret_seed: str | None = None, course: dict | None = None,
+          shard: tuple[int, int] | None = None) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
+
+    ``shard=(k, n)`` grades only the k-th of n slices of the students (by a
+    hash of their ids: the same slices on every machine), for a cluster's
+    array job; :func:`merge` then combines the slices' course directories.
 
     ``config_file`` is the course's ``nbgrader_config.py`` (default: the one in
     the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``;
@@ -96,6 +101,8 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         if not submissions:
             raise SystemExit(f"no notebooks of {assignment} ({', '.join(n + '.ipynb' for n in names)}) "
                              f"found in {source}")
+        if shard is not None:
+            submissions = [sub for sub in submissions if in_shard(sub.student, *shard)]
         phase("find submissions")
         releases = prepare_assignment(config, course_dir, assignment)
         phase("prepare assignment")
@@ -106,7 +113,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
                     for sub in submissions}
         phase("stage submissions")
         results = run_workers(submissions, config, course_dir, run_dir, assignment, releases,
-                              workers, feedback, quiet, phase)
+                              workers, feedback, quiet, phase) if submissions else {}
         for student, status in statuses.items():
             if status == "unreadable" and results[student]["status"] == "graded":
                 results[student]["status"] = "unreadable"
@@ -124,6 +131,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
         "sandbox": sandbox.describe(), "seconds": round(seconds, 1),
         "submissions_per_minute": round(60 * len(ordered) / seconds, 1),
+        "shard": list(shard) if shard else None,
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
@@ -133,6 +141,70 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report
+
+
+def in_shard(student: str, k: int, n: int) -> bool:
+    """Whether ``student`` is in the k-th (1-based) of n slices: a hash, so the same on every machine."""
+    import hashlib
+
+    return int(hashlib.sha256(student.encode()).hexdigest()[:12], 16) % n == k - 1
+
+
+def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = None,
+          config_file: Path | None = None, csv_path: Path | None = None,
+          course: dict | None = None) -> dict:
+    """Combine the course directories of sharded runs into one: gradebook, files, CSV, report.
+
+    Each shard is a course directory a ``--shard K/N`` run wrote.  Its students'
+    grades, comments and flags go into this course's gradebook (one writer),
+    their submitted and autograded notebooks and feedback into its folders.
+    A student in two shards is an error (the runs overlapped), before anything
+    is written.
+    """
+    config = load_config(course_dir, None, config_file, course)
+    course_dir = Path(config.CourseDirectory.root)
+    reports, seen = [], {}
+    for shard_dir in map(Path, shard_dirs):
+        path = shard_dir / f"grading-{assignment}.json"
+        if not path.is_file():
+            raise SystemExit(f"{shard_dir} is not a graded shard of {assignment}: no {path.name}")
+        report = json.loads(path.read_text())
+        for result in report["results"]:
+            if result["student"] in seen:
+                raise SystemExit(f"{result['student']} is in two shards, {seen[result['student']]} and "
+                                 f"{shard_dir}: the shards overlap; nothing was merged")
+            seen[result["student"]] = shard_dir
+        reports.append((shard_dir, report))
+    course_dir.mkdir(parents=True, exist_ok=True)
+    use_fast_alembic_head()
+    prepare_assignment(config, course_dir, assignment)
+    master = f"sqlite:///{course_dir / 'gradebook.db'}"
+    results = []
+    for shard_dir, report in reports:
+        students = [r["student"] for r in report["results"]]
+        merge_shard(master, f"sqlite:///{shard_dir / 'gradebook.db'}", assignment, students)
+        for kind in ("submitted", "autograded", "feedback"):
+            for student in students:
+                source = shard_dir / kind / student / assignment
+                target = course_dir / kind / student / assignment
+                if source.exists():
+                    if target.exists():
+                        shutil.rmtree(target)
+                    shutil.copytree(source, target)
+        results += report["results"]
+    csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
+    export_csv(config, course_dir, assignment, csv_path)
+    results.sort(key=lambda r: r["student"])
+    merged = {
+        "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
+        "merged_from": [str(d) for d, _ in reports],
+        "graded": sum(r["status"] == "graded" for r in results),
+        "unreadable": sum(r["status"] == "unreadable" for r in results),
+        "failed": sum(r["status"] == "failed" for r in results),
+        "flagged": sum(bool(r["flags"]) for r in results), "results": results,
+    }
+    (course_dir / f"grading-{assignment}.json").write_text(json.dumps(merged, indent=1))
+    return merged
 
 
 def self_test(course_dir: Path):

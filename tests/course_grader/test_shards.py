@@ -1,0 +1,93 @@
+"""Beyond one machine: ``--shard K/N`` runs, one process each (as a cluster's array job runs them),
+then ``merge``, give exactly the gradebook, CSV and feedback of a single run."""
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from grading_support import LIMITS, ROOT, edited, solved_notebook, student_notebook, write
+
+from course_grader.grade import in_shard
+
+A = "a1_softmax_additive"
+SECRET = "one secret for every shard of the run"
+
+
+def _submissions():
+    solved = solved_notebook(A)
+    return {
+        "ada": solved, "grace": solved, "blank": student_notebook(A),
+        "no-max": edited(solved, "softmax", "shifted = x - x.max(axis=axis, keepdims=True)", "shifted = x"),
+        "no-tanh": edited(solved, "additive_attention", "np.tanh(query[:, :, None, :] + key[:, None, :, :])",
+                          "(query[:, :, None, :] + key[:, None, :, :])"),
+        "broken": b'{"cells": [',
+    }
+
+
+def _scores(db):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return {(s.student.id, g.name): (g.score, nb.flagged) for s in gb.assignment_submissions(A)
+                for nb in s.notebooks for g in nb.grades}
+
+
+def _csv(path):
+    with open(path) as f:
+        return sorted((row["student_id"], row["score"], row["max_score"]) for row in csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    from course_grader import grade
+
+    tmp = tmp_path_factory.mktemp("shards")
+    inbox = tmp / "inbox"
+    for student, nb in _submissions().items():
+        if isinstance(nb, bytes):
+            inbox.mkdir(exist_ok=True)
+            (inbox / f"{student}.ipynb").write_bytes(nb)
+        else:
+            write(nb, inbox / f"{student}.ipynb")
+    grade.grade(inbox, A, tmp / "single", limits=LIMITS, quiet=True, config_file=ROOT / "nbgrader_config.py",
+                secret_seed=SECRET)
+    command = [sys.executable, "-m", "course_grader"]
+    options = ["--assignment", A, "--config", str(ROOT / "nbgrader_config.py")]
+    for k in (1, 2, 3):       # separate processes, as separate machines would run them
+        done = subprocess.run(command + [str(inbox), *options, "--shard", f"{k}/3", "--workers", "1",
+                                         "--course-dir", str(tmp / "shards" / str(k)), "--secret-seed", SECRET,
+                                         "--cell-timeout", str(LIMITS["cell_timeout"]), "--quiet"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run(command + ["merge", *(str(tmp / "shards" / str(k)) for k in (1, 2, 3)), *options,
+                                     "--course-dir", str(tmp / "merged")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return tmp, done.stdout
+
+
+def test_the_slices_are_disjoint_and_cover_everyone():
+    students = sorted(_submissions())
+    slices = [[s for s in students if in_shard(s, k, 3)] for k in (1, 2, 3)]
+    assert sorted(sum(slices, [])) == students
+
+
+def test_merged_shards_equal_a_single_run(runs):
+    tmp, summary = runs
+    assert _scores(tmp / "merged" / "gradebook.db") == _scores(tmp / "single" / "gradebook.db")
+    assert _csv(tmp / "merged" / f"grades-{A}.csv") == _csv(tmp / "single" / f"grades-{A}.csv")
+    assert f"merged {len(_submissions())} students from 3 shards" in summary
+    for student in _submissions():
+        assert (tmp / "merged" / "feedback" / student / A / f"{A}.html").exists()
+        assert (tmp / "merged" / "autograded" / student / A / f"{A}.ipynb").exists()
+
+
+def test_overlapping_shards_are_refused_before_anything_is_written(runs, tmp_path):
+    from course_grader import grade
+
+    shard = runs[0] / "shards" / "1"
+    with pytest.raises(SystemExit, match="in two shards"):
+        grade.merge([shard, shard], A, tmp_path / "course", ROOT / "nbgrader_config.py")
+    assert not (tmp_path / "course").exists()
