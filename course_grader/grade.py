@@ -69,6 +69,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     course_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     say(sandbox.describe())
+    say(describe_policy(config, assignment))
     phases = {}
     mark = time.monotonic()
 
@@ -131,7 +132,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
         "sandbox": sandbox.describe(), "seconds": round(seconds, 1),
         "submissions_per_minute": round(60 * len(ordered) / seconds, 1),
-        "shard": list(shard) if shard else None,
+        "shard": list(shard) if shard else None, "policy": describe_policy(config, assignment),
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
@@ -141,6 +142,18 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report
+
+
+def describe_policy(config, assignment: str) -> str:
+    """One line an instructor can read: how this configuration grades, where it differs from nbgrader's defaults."""
+    from .preprocessors import GradingPolicy, ScoreWithoutStderr
+
+    policy = GradingPolicy(config=config)
+    forbidden = ", ".join(policy.forbidden(assignment)) or "nothing"
+    partial = "on" if ScoreWithoutStderr(config=config).allow_partial_credit else "off"
+    return ("grading: every notebook in the sandbox's Python kernel (whatever kernel it declares); "
+            "hidden tests only in the grader; stderr in a test cell does not fail it; "
+            f"partial credit {partial}; forbidden imports: {forbidden}")
 
 
 def in_shard(student: str, k: int, n: int) -> bool:

@@ -210,6 +210,10 @@ def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target
             nb = nbformat.read(path, as_version=4)
         if not isinstance(nb.get("cells"), list):
             raise ValueError("it has no list of cells")
+        kernel = nb.metadata.get("kernelspec", {})
+        if isinstance(kernel, dict) and kernel.get("name") not in (None, "python3", "python"):
+            sub.notes.append(f"{name}.ipynb declares the kernel {str(kernel.get('name'))[:40]!r}; "
+                             "it was run in the grading sandbox's Python kernel")
         try:
             nbformat.validate(nb)
         except nbformat.ValidationError as error:

@@ -253,6 +253,8 @@ def test_renamed_solution_cells_keep_their_marks(report):
 
 def test_another_kernel_name_is_graded_in_the_sandbox_kernel(report):
     assert cell_scores(report, "other-kernel") == max_scores(A)
+    assert any("declares the kernel 'ir'" in n and "sandbox's Python kernel" in n
+               for n in report["by_student"]["other-kernel"]["notes"])
 
 
 def test_snooper_reads_and_writes_nothing_outside_its_folder(report):

@@ -83,3 +83,9 @@ def test_malformed_metadata_is_repaired_and_the_code_graded(report, student):
 def test_the_run_counts_no_failure(report):
     assert report["failed"] == 0
     assert report["graded"] + report["unreadable"] == len(report["results"])
+
+
+def test_the_report_says_how_this_configuration_grades(report):
+    policy = report["policy"]
+    assert "Python kernel (whatever kernel it declares)" in policy and "partial credit off" in policy
+    assert "stderr in a test cell does not fail it" in policy and "forbidden imports: tensorflow, keras" in policy
