@@ -361,6 +361,14 @@ class BoundedExecute(Execute):
         self.resources[DEADLINE] = self._deadline
         self._kept_bytes = 0
         self._start_cell(None)
+        workdir = self.resources.get("metadata", {}).get("path")
+        if workdir and self.sandbox_kernel:
+            _, left_out = sandbox.working_files(workdir)
+            if left_out:   # the sandbox's in-memory budget: say so, do not skip silently
+                self._event(None, "files_left_out",
+                            f"files the code cannot read in the sandbox (beyond its "
+                            f"{sandbox.limits_from_env()['tmp_mb'] // 2} MiB for handed-in files): "
+                            + ", ".join(left_out[:5]) + (" ..." if len(left_out) > 5 else ""))
         withheld = withhold_hidden_tests(nb, self.resources, self.config)
         try:
             self._execute_all()

@@ -302,27 +302,50 @@ def _bind(source: str, inside: str | None = None, readonly: bool = True):
         _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
 
 
-def _copy_tree(source: str, target: str, uid: int, exclude, budget: int):
-    """Regular files and folders only (no links, devices, sockets), within ``budget`` bytes."""
-    for entry in os.scandir(source):
-        if any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude):
-            continue
-        dest = os.path.join(target, entry.name)
-        if entry.is_symlink():
-            continue
-        if entry.is_dir():
-            os.mkdir(dest, 0o700)
-            os.chown(dest, uid, uid)
-            budget = _copy_tree(entry.path, dest, uid, exclude, budget)
-        elif entry.is_file():
-            size = entry.stat().st_size
-            if size > budget:
+def working_files(source: str, exclude=("*.ipynb",), budget: int | None = None):
+    """``(copied, left_out)``: the relative paths of ``source``'s regular files the sandbox copies into its
+    working folder, and those it leaves out because they would exceed ``budget`` bytes (by default the
+    sandbox's: half of its in-memory files).  Links, devices and sockets are never copied."""
+    if budget is None:
+        budget = limits_from_env()["tmp_mb"] * 2 ** 19
+    copied, left_out = [], []
+
+    def walk(folder: str, prefix: str):
+        nonlocal budget
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude) or entry.is_symlink():
                 continue
-            budget -= size
-            shutil.copyfile(entry.path, dest)
-            os.chown(dest, uid, uid)
-            os.chmod(dest, 0o600)
-    return budget
+            relative = os.path.join(prefix, entry.name)
+            if entry.is_dir():
+                walk(entry.path, relative)
+            elif entry.is_file():
+                size = entry.stat().st_size
+                if size > budget:
+                    left_out.append(relative)
+                    continue
+                budget -= size
+                copied.append(relative)
+
+    if os.path.isdir(source):
+        walk(source, "")
+    return copied, left_out
+
+
+def _copy_tree(source: str, target: str, uid: int, exclude, budget: int):
+    """The files :func:`working_files` chooses, owned by the program's user."""
+    copied, _ = working_files(source, exclude, budget)
+    for relative in copied:
+        dest = os.path.join(target, relative)
+        folder = os.path.dirname(dest)
+        if not os.path.isdir(folder):
+            os.makedirs(folder, 0o700)
+            walk_up = folder
+            while walk_up != target:
+                os.chown(walk_up, uid, uid)
+                walk_up = os.path.dirname(walk_up)
+        shutil.copyfile(os.path.join(source, relative), dest)
+        os.chown(dest, uid, uid)
+        os.chmod(dest, 0o600)
 
 
 SCRATCH = "/tmp/.attention-sandbox-scratch"  # a mount point only, outside the new root

@@ -305,3 +305,17 @@ def test_a_program_path_with_dot_dot_runs(workdir):
     done = subprocess.run(sandbox.command([program, "-I", "-c", "print('ran')"], str(workdir)),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ran" in done.stdout, done.stderr
+
+
+def test_files_beyond_the_budget_are_named_not_skipped_silently(tmp_path):
+    folder = tmp_path / "work"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "small.csv").write_bytes(b"x" * 1000)
+    (folder / "big.bin").write_bytes(b"x" * 600_000)
+    (folder / "notebook.ipynb").write_text("{}")
+    copied, left_out = sandbox.working_files(str(folder), budget=2 ** 19)     # what tmp_mb=1 allows
+    assert copied == ["data/small.csv"] and left_out == ["big.bin"]
+    if ISOLATED:   # and the sandbox copies exactly what working_files says
+        done = run("import os\nprint(sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs))",
+                   folder, limits={"tmp_mb": 1})
+        assert "'./data/small.csv'" in done.stdout and "big.bin" not in done.stdout, done.stderr
