@@ -541,7 +541,10 @@ class CleanRecheck(NbGraderPreprocessor):
             solutions = [sources[c.name].source for c in source_nb.solution_cells
                          if c.name in sources and sources[c.name].cell_type == "code"]
             cells = self._classify(nb, sources, tests)
-        api = sorted(_defined_names(solutions))
+        # The assignment's names: what the instructor's solution cells define.  The gradebook keeps
+        # the released version of those cells, which for a whole-cell solution (no BEGIN SOLUTION
+        # markers) is only `raise NotImplementedError()`; the source notebook has the real ones.
+        api = sorted(_defined_names(solutions + self._source_solutions(names)))
         student_code = "\n".join(c.source for c in cells if c.kind == "student")
         for pattern, reason in self.patterns:
             match = re.search(pattern, student_code)
@@ -595,14 +598,30 @@ class CleanRecheck(NbGraderPreprocessor):
         report["hidden_pending"] = []
         return nb, resources
 
+    def _source_notebook(self, names: dict) -> Path:
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        return Path(coursedir.format_path(coursedir.source_directory, ".", names["assignment"]),
+                    f"{names['notebook']}.ipynb")
+
+    def _source_solutions(self, names: dict) -> list[str]:
+        """The source notebook's solution cells (the instructor's code), if it can be read."""
+        import nbformat
+
+        try:
+            nb = nbformat.read(self._source_notebook(names), as_version=4)
+        except (OSError, ValueError):
+            return []
+        return [cell.source for cell in nb.cells
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+
     def _grader_names(self, names: dict):
         """``cell -> {"reference": ..., "grading_rng": ...}`` for the hidden tests (:mod:`.hidden_tests`)."""
         from nbgrader.coursedir import CourseDirectory
 
         coursedir = CourseDirectory(config=self.config)
-        source = Path(coursedir.format_path(coursedir.source_directory, ".", names["assignment"]),
-                      f"{names['notebook']}.ipynb")
-        reference = hidden_tests.reference_solution(source)
+        reference = hidden_tests.reference_solution(self._source_notebook(names))
         secret = hidden_tests.HiddenTests(parent=self).course_secret(coursedir.root)
         context = (names["assignment"], names["notebook"], names.get("student", ""))
 

@@ -116,3 +116,58 @@ def test_a_flat_export_of_several_notebooks_per_student(tmp_path, graded):
             scores = {(nb.name, g.name): g.score for nb in gb.find_submission("ps1", student).notebooks
                       for g in nb.grades}
             assert scores == ours[student], student
+
+
+def _style_assignment(folder: Path, which: int):
+    """An nbgrader source notebook with one solution cell and one test cell per ordinary test style
+    (test_recheck.STYLES); ``which`` 0 writes the correct answers, 1 the wrong ones."""
+    import nbformat
+
+    from test_recheck import STYLES
+
+    cells = []
+    for style, (correct, wrong, test, _) in sorted(STYLES.items()):
+        cells.append(nbformat.v4.new_code_cell((correct, wrong)[which], metadata={"nbgrader": {
+            "grade": False, "grade_id": f"{style}_answer", "locked": False, "schema_version": 3,
+            "solution": True, "task": False}}))
+        cells.append(nbformat.v4.new_code_cell(test, metadata={"nbgrader": {
+            "grade": True, "grade_id": f"{style}_test", "locked": True, "points": 1, "schema_version": 3,
+            "solution": False, "task": False}}))
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / "styles.ipynb")
+
+
+def test_ordinary_test_styles_score_as_plain_nbgrader_and_flag_no_one_honest(tmp_path):
+    """The style suite as an assignment: correct answers keep every point without a flag, wrong
+    answers score what plain nbgrader gives them."""
+    from nbgrader.api import Gradebook
+    from traitlets.config import Config
+
+    from course_grader import grade
+    from course_grader.nbgrader_api import make_api
+
+    source = tmp_path / "source"
+    _style_assignment(source / "styles", 0)
+    inbox = tmp_path / "inbox"
+    _style_assignment(inbox / "honest", 0)
+    _style_assignment(inbox / "wrong", 1)
+    report = grade.grade(inbox, "styles", tmp_path / "course", workers=2, limits=LIMITS, quiet=True,
+                         config_file=ROOT / "nbgrader_config.py", course={"source_directory": source})
+    config = Config()
+    config.CourseDirectory.source_directory = str(source)
+    plain = make_api(config, tmp_path / "plain")
+    assert plain.generate_assignment("styles", force=True, create=True)["success"]
+    scores = {}
+    for student in ("honest", "wrong"):
+        shutil.copytree(inbox / student, tmp_path / "plain" / "submitted" / student / "styles")
+        assert plain.autograde("styles", student, force=True, create=True)["success"]
+    for name, db in (("ours", tmp_path / "course" / "gradebook.db"), ("plain", tmp_path / "plain" / "gradebook.db")):
+        with Gradebook(f"sqlite:///{db}") as gb:
+            scores[name] = {s: {g.name: g.score for nb in gb.find_submission("styles", s).notebooks
+                                for g in nb.grades} for s in ("honest", "wrong")}
+    assert scores["ours"] == scores["plain"]
+    assert set(scores["ours"]["honest"].values()) == {1.0} and set(scores["ours"]["wrong"].values()) == {0.0}
+    by_student = {r["student"]: r for r in report["results"]}
+    assert by_student["honest"]["flags"] == [] and by_student["honest"]["events"] == []
