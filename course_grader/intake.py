@@ -6,7 +6,7 @@ read with ``--student-regex``, a file whose name ends with the notebook's
 (``alice_problem1.ipynb``).  A notebook that was not handed in, or that cannot
 be read, is graded as the blank exercise, with a note saying why; the file is
 kept for the instructor.  Other files in a student's folder (data, images) go
-with the notebooks, up to :data:`MAX_FILES_BYTES`.
+with the notebooks, up to ``limits.FILES_PER_STUDENT_BYTES``.
 """
 
 from __future__ import annotations
@@ -14,20 +14,20 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import warnings
 import shutil
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import limits
 from .report import notes_cell
 
 IGNORED_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
 
-MAX_NOTEBOOK_BYTES = 100 * 2 ** 20
-#: Files handed in beside the notebooks, per student, bytes (more are left out, with a note).
-MAX_FILES_BYTES = 20 * 2 ** 20
+MAX_NOTEBOOK_BYTES = limits.NOTEBOOK_BYTES
+MAX_FILES_BYTES = limits.FILES_PER_STUDENT_BYTES
 
 
 @dataclass

@@ -20,6 +20,10 @@ MAX_OUTPUT_BYTES = 1_000_000
 FLOOD_BYTES = 20_000_000
 #: Kernel restarts per notebook (after ``os._exit``, a crash, a kernel that ignores interrupts).
 MAX_RESTARTS = 3
+#: Largest file read as a student's notebook, bytes (a bigger one is graded as the blank, with a note).
+NOTEBOOK_BYTES = 100 * 2 ** 20
+#: Files a student hands in beside the notebooks, bytes in all (more are left out, with a note).
+FILES_PER_STUDENT_BYTES = 20 * 2 ** 20
 
 #: The sandbox's resource limits for any program run in it (``sandbox.command``).
 SANDBOX = {
