@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from . import hidden_tests, sandbox
-from .gradebook import export_csv, merge_shard
+from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
@@ -84,9 +84,9 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         config.HiddenTests.secret = secret_seed
     elif not config.HiddenTests.get("secret"):
         # read (or create) once here: the workers grade in shards of the course directory
-        secret_file = config.HiddenTests.get("secret_file") or str(course_dir / hidden_tests.SECRET_FILE)
-        fresh = not Path(secret_file).exists()
-        config.HiddenTests.secret = hidden_tests.read_or_create_secret(Path(secret_file))
+        secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
+        fresh = not secret_file.exists()
+        config.HiddenTests.secret = hidden_tests.read_or_create_secret(secret_file)
         if fresh:
             say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
                 "and keep it to grade this term's submissions again")
@@ -196,14 +196,7 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
     for shard_dir, report in reports:
         students = [r["student"] for r in report["results"]]
         merge_shard(master, f"sqlite:///{shard_dir / 'gradebook.db'}", assignment, students)
-        for kind in ("submitted", "autograded", "feedback"):
-            for student in students:
-                source = shard_dir / kind / student / assignment
-                target = course_dir / kind / student / assignment
-                if source.exists():
-                    if target.exists():
-                        shutil.rmtree(target)
-                    shutil.copytree(source, target)
+        copy_student_folders(shard_dir, course_dir, assignment, students)
         results += report["results"]
     csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
     export_csv(config, course_dir, assignment, csv_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 
@@ -35,6 +36,20 @@ def merge_shard(master_url: str, shard_url: str, assignment: str, students: list
                     c = master.find_comment(comment.name, nb.name, assignment, student)
                     c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
             master.db.commit()
+
+
+def copy_student_folders(shard: Path, course_dir: Path, assignment: str, students: list[str],
+                         kinds=("submitted", "autograded", "feedback")):
+    """Bring ``students``' folders of ``assignment`` (nbgrader's layout) from a shard into the course directory."""
+    for kind in kinds:
+        for student in students:
+            source = Path(shard) / kind / student / assignment
+            target = Path(course_dir) / kind / student / assignment
+            if source.exists():
+                if target.exists():
+                    shutil.rmtree(target)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copytree(source, target)
 
 
 def export_csv(config, course_dir: Path, assignment: str, path: Path):

@@ -45,10 +45,11 @@ class HiddenTests(LoggingConfigurable):
     secret_file = Unicode("", help=f"File holding the secret (created if missing); default: "
                                    f"{SECRET_FILE} in the course directory.").tag(config=True)
 
-    def course_secret(self, course_root: str) -> str:
-        if self.secret:
-            return self.secret
-        return read_or_create_secret(Path(self.secret_file or Path(course_root) / SECRET_FILE))
+    def secret_path(self, course_root) -> Path:
+        return Path(self.secret_file or Path(course_root) / SECRET_FILE)
+
+    def course_secret(self, course_root) -> str:
+        return self.secret or read_or_create_secret(self.secret_path(course_root))
 
 
 def read_or_create_secret(path: Path) -> str:

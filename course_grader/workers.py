@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import limits as default_limits
 from . import sandbox
-from .gradebook import merge_shard
+from .gradebook import copy_student_folders, merge_shard
 from .intake import write_blank
 from .nbgrader_api import make_api, reuse_compiled_templates
 from .progress import Progress
@@ -196,14 +196,6 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
     master_url = f"sqlite:///{course_dir / 'gradebook.db'}"
     for slot, shard in enumerate(shards):
         merge_shard(master_url, f"sqlite:///{shard / 'gradebook.db'}", assignment, graded_by[slot])
-        for kind in ("autograded", "feedback"):
-            for student in graded_by[slot]:
-                source = shard / kind / student / assignment
-                target = course_dir / kind / student / assignment
-                if source.exists():
-                    if target.exists():
-                        shutil.rmtree(target)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copytree(source, target)
+        copy_student_folders(shard, course_dir, assignment, graded_by[slot], ("autograded", "feedback"))
     phase("merge shards")
     return finished

@@ -39,20 +39,22 @@ def test_the_instructors_page_gives_the_defaults():
 
 
 def test_one_time_budget_covers_the_notebook_and_its_re_check(tmp_path_factory):
-    """A notebook that spends most of its budget leaves the re-check only the rest: the submission
-    costs its documented time, not twice it, and the tests it could not re-check score 0 (unflagged)."""
+    """A notebook that spends most of its budget leaves the re-check only the rest (with a budget of its
+    own, the re-check would replay the 12 s and pass every test): the tests it could not re-check score 0,
+    unflagged, and the report says the budget ran out."""
     import json
 
-    from grading_support import cell_scores, edited, graded_batch, solved_notebook
+    import nbformat
+
+    from grading_support import cell_scores, graded_batch, solved_notebook
 
     A = "a1_softmax_additive"
-    slow = edited(solved_notebook(A), "softmax", "x = np.asarray(x)", "x = np.asarray(x)", 1)
-    slow.cells.insert(1, __import__("nbformat").v4.new_code_cell("import time\ntime.sleep(12)"))
+    slow = solved_notebook(A)
+    slow.cells.insert(1, nbformat.v4.new_code_cell("import time\ntime.sleep(12)"))
     budget = 24
     report = graded_batch(tmp_path_factory, "budget", A, {"slow": slow},
                           limits={"notebook_timeout": budget, "cell_timeout": 20})
     result = report["by_student"]["slow"]
-    assert result["seconds"] < budget + 12       # the run, the re-check and nbgrader's own work
     assert result["flags"] == []
     assert set(cell_scores(report, "slow").values()) == {0.0}
     events = json.loads((report["course"] / "autograded" / "slow" / A / f".grading-report-{A}.json")
