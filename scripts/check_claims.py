@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import chapter_execution  # noqa: E402
 
-from attention_course import claims  # noqa: E402
+from attention_course.book import claims  # noqa: E402
 from attention_course.seeding import SEED_VARIABLE  # noqa: E402
 
 ROOT = chapter_execution.ROOT

@@ -1,0 +1,38 @@
+"""The multi-seed claims table (``make claims``): which chapters it runs, how it reads its records.
+
+``make claims`` is not part of ``make test`` (it trains every chapter three
+times), so these tests are what keeps its script importable and its table right.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_claims  # noqa: E402
+
+from attention_course.book.claims import Claim  # noqa: E402
+
+
+def test_it_runs_every_chapter_that_makes_a_claim_and_no_other():
+    found = {p.stem[:2] for p in check_claims.chapters_with_claims()}
+    assert {"01", "03", "08", "11", "14"} <= found
+    assert "02" not in found   # a chapter without a claim() call is not executed three times
+    assert [p.stem[:2] for p in check_claims.chapters_with_claims([11, 14])] == ["11", "14"]
+
+
+def test_a_row_holds_only_if_its_claim_holds_under_every_seed():
+    def claim(seed, value, name="ch11_accuracy"):
+        return Claim(name, "exact match", value, ">=", 0.9, seed)
+
+    recorded = {0: {"ch11_accuracy": claim(0, 0.99), "ch3_gain": claim(0, 0.95, "ch3_gain")},
+                1: {"ch11_accuracy": claim(1, 0.93), "ch3_gain": claim(1, 0.97, "ch3_gain")},
+                2: {"ch11_accuracy": claim(2, 0.85)}}
+    rows = {row["name"]: row for row in check_claims.table_rows(recorded, [0, 1, 2])}
+    assert list(rows) == ["ch3_gain", "ch11_accuracy"]       # by chapter number, not as text
+    assert rows["ch11_accuracy"]["values"] == {"0": 0.99, "1": 0.93, "2": 0.85}
+    assert math.isclose(rows["ch11_accuracy"]["margin"], 0.85 - 0.9)   # the worst seed's
+    assert not rows["ch11_accuracy"]["holds"]
+    assert rows["ch3_gain"]["values"]["2"] is None             # a seed without a record
+    assert not rows["ch3_gain"]["holds"]                       # ... does not count as holding
