@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make book   build the book strictly (every chapter executed; any warning fails)
-#   make test   build the book, then run every test
+#   make test   build the book, then run every test (installing Chromium for the
+#               browser tests where it can, or saying at once what to install)
 # and, for maintainers:
 #   make claims execute the chapters that train under seeds 0, 1 and 2 and
 #               write the table of their claims (claims_by_seed.json)
@@ -11,13 +12,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-# TensorFlow stays quiet in the built pages; trained models are cached in _build.
+# TensorFlow stays quiet in the built pages (its oneDNN kernels stay on: they train
+# faster); trained models are cached in _build.
 export TF_CPP_MIN_LOG_LEVEL := 3
-export TF_ENABLE_ONEDNN_OPTS := 0
 export PYTHONHASHSEED := 0
 export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 
-.PHONY: book test claims clean
+.PHONY: book test browser claims clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,8 +31,12 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 book: $(STAMP)
 	$(PY) scripts/build_book.py
 
-test: book
+# The browser check comes first, so that a machine without Chromium hears it at once.
+test: browser book
 	$(PY) -m pytest -n 2
+
+browser:
+	@scripts/ensure_chromium.sh
 
 claims: $(STAMP)
 	$(PY) scripts/check_claims.py

@@ -5,8 +5,8 @@ and the fixtures of the site tests.
 it: static checks of the HTML (links, notebooks) and checks in a real browser
 (headless Chromium driven by Playwright, from a local HTTP server started here).
 
-The browser is the system's Chromium (Debian's ``chromium`` package; ``.ci/run``
-installs it on a clean machine); Playwright never downloads one.  Set
+The browser is the system's Chromium (Debian's ``chromium`` package; ``make test``
+installs it where it may, first); Playwright never downloads one.  Set
 ``CHROMIUM`` to use another Chromium or Chrome binary.
 
 The fixtures live here rather than in a ``conftest.py``: the tests one folder up
@@ -86,7 +86,7 @@ def chromium_path() -> str:
         if candidate and Path(candidate).exists():
             return candidate
     pytest.fail("no Chromium found: install Debian's `chromium` package "
-                "(`.ci/run` does it on a clean machine) or set CHROMIUM=/path/to/chrome")
+                "(`make test` does it where it may) or set CHROMIUM=/path/to/chrome")
 
 
 @pytest.fixture(scope="session")
