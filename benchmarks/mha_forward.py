@@ -14,7 +14,7 @@ TensorFlow's thread pool nor OpenBLAS's threads compete with the other's:
   for each other, and one thread can be the faster;
 * ``keras``:  the layer called eagerly, ``layer(x, x)``, and the same call
   traced once with ``tf.function`` (no Python overhead per call), with
-  ``TF_ENABLE_ONEDNN_OPTS=0`` (the course default) and ``=1`` (TensorFlow's
+  ``TF_ENABLE_ONEDNN_OPTS=0`` (as the tests run) and ``=1`` (TensorFlow's
   default on x86; the variable is read when TensorFlow is imported, hence the
   separate process).
 
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
     for name, ms in keras_runs.items():
         print(f"{name:34s} " + " ".join(f"{numpy_ms / ms:24.2f}" for numpy_ms in numpy_runs.values()))
     course = numpy_runs["numpy"] / keras_runs["keras eager (oneDNN off)"]
-    print(f"\nNumPy / Keras at the course's settings (default BLAS threads; eager Keras call, "
+    print(f"\nNumPy / Keras as the tests run (default BLAS threads; eager Keras call, "
           f"oneDNN off): {course:.2f} (bar: <= 1.5)")
     return 0
 

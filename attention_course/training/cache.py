@@ -95,10 +95,12 @@ def write_atomically(folder: Path, write) -> None:
 
 
 def _library_versions() -> str:
+    """The versions of the libraries, and which CPU kernels TensorFlow uses (oneDNN's or not)."""
     import keras
     import tensorflow
 
-    return f"{keras.__version__} {tensorflow.__version__} {np.__version__}"
+    kernels = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default")
+    return f"{keras.__version__} {tensorflow.__version__} {np.__version__} oneDNN={kernels}"
 
 
 class _ContentHasher:
