@@ -1,0 +1,65 @@
+"""A chapter never shows a graded function's solution before the reader can try the exercise.
+
+Where a chapter prints the course's version of a function that an assignment
+grades (``show_source``), the output is folded (``hide-output``, its toggle
+titled as a solution) and the Markdown just before it links to the assignment.
+"""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = sorted((ROOT / "book" / "chapters").glob("[0-9][0-9]_*.md"))
+
+
+def graded_names() -> dict[str, str]:
+    """``{function name: assignment}`` for every function a solution cell defines."""
+    names = {}
+    for source in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        for cell in json.loads(source.read_text())["cells"]:
+            if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
+                for name in re.findall(r"^def (\w+)", "".join(cell["source"]), re.M):
+                    names[name] = source.stem
+    return names
+
+
+def shown_functions(code: str) -> set[str]:
+    """The functions a ``show_source(a, m.b, C.c)`` cell prints: {"a", "b", "c"}."""
+    shown = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source":
+            shown |= {arg.attr if isinstance(arg, ast.Attribute) else arg.id for arg in node.args
+                      if isinstance(arg, (ast.Attribute, ast.Name))}
+    return shown
+
+
+def graded_reveals():
+    graded = graded_names()
+    for chapter in CHAPTERS:
+        cells = jupytext.read(chapter).cells
+        for index, cell in enumerate(cells):
+            if cell.cell_type == "code":
+                assignments = {graded[n] for n in shown_functions(cell.source) if n in graded}
+                for assignment in assignments:
+                    yield pytest.param(chapter, cells, index, assignment,
+                                       id=f"{chapter.stem}-{cell.source.strip()[:40]}")
+
+
+@pytest.mark.parametrize("chapter, cells, index, assignment", list(graded_reveals()))
+def test_a_graded_solution_is_folded_after_a_link_to_its_exercise(chapter, cells, index, assignment):
+    cell = cells[index]
+    assert "hide-output" in cell.metadata.get("tags", []), f"{chapter.name}: fold {cell.source!r}"
+    assert "solution" in cell.metadata.get("mystnb", {}).get("code_prompt_show", "").lower()
+    before = cells[index - 1]
+    assert before.cell_type == "markdown" and f"exercises/{assignment}/{assignment}" in before.source, \
+        f"{chapter.name}: link to {assignment} just before {cell.source!r}"
+
+
+def test_every_assignment_is_linked_from_a_chapter():
+    linked = {assignment for *_, assignment in (p.values for p in graded_reveals())}
+    assert linked == set(graded_names().values())
