@@ -4,7 +4,9 @@ The chapters are MyST-Markdown notebooks (``book/chapters/NN_topic.md``), but Co
 and Binder open ``.ipynb`` files only, and a reader who downloads a chapter
 wants a notebook.  So every build writes a clean ``.ipynb`` (no outputs) for
 every notebook page of the table of contents, into ``_build/html/notebooks/``
-under the page's own path, e.g. ``notebooks/chapters/01_seq2seq_rnn.ipynb``.
+under the page's own path, e.g. ``notebooks/chapters/01_seq2seq_rnn.ipynb``,
+with its MyST Markdown converted to what a notebook renders
+(:mod:`notebook_markdown`: the glued numbers, links and numbers of the site).
 The student notebooks of the exercises (``book/exercises/**/*.ipynb``) are copied
 there unchanged.
 
@@ -13,7 +15,8 @@ end of every build and points the download and launch buttons at the files.
 The workflow that deploys the site also publishes this folder, laid over the
 repository, as the branch that the Colab and Binder buttons open.
 
-Standalone (the same files, without building the book)::
+Standalone (the same files, without building the book, so with their MyST
+Markdown unconverted: the conversion needs the numbers and anchors of a build)::
 
     python book/_ext/course_notebooks.py OUTDIR
 """
@@ -70,12 +73,31 @@ def notebook_docnames(root: Path = BOOK) -> list[str]:
     return [d for d in toc_docnames(root) if read_notebook(source_path(d, root)) is not None]
 
 
-def clean_notebook(path: Path) -> str:
-    """The page as ``.ipynb`` text: no outputs, stable cell ids, no jupytext pairing."""
+def clean_notebook(path: Path, references=None, docname: str | None = None) -> str:
+    """The page as ``.ipynb`` text: no outputs, stable cell ids, no jupytext pairing.
+
+    With ``references`` (a :class:`notebook_markdown.References`), the Markdown
+    cells are converted from MyST to what a notebook renders, and a first cell
+    says where the page comes from and whose numbers the text shows.
+    """
     import jupytext
+    import nbformat
 
     notebook = read_notebook(path)
     notebook.metadata.pop("jupytext", None)  # a plain notebook, not paired with the .md
+    if references is not None:
+        from notebook_markdown import convert_markdown
+
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                cell.source = convert_markdown(cell.source, references, docname)
+        note = [f"This notebook is a page of the course [Attention & Transformers]"
+                f"({references.url(docname + '.html')}), as a notebook."]
+        if references.glue:
+            note.append("The numbers in its text are those of the book's own run; when you run "
+                        "it, yours may differ slightly (the book's [status page]"
+                        f"({references.url('status.html')}) says what varies).")
+        notebook.cells.insert(0, nbformat.v4.new_markdown_cell("*" + " ".join(note) + "*"))
     for index, cell in enumerate(notebook.cells):
         # jupytext draws random ids; stable ones keep rebuilds byte-identical.
         digest = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()[:8]
@@ -92,12 +114,19 @@ def _write_if_changed(target: Path, data: bytes) -> None:
     target.write_bytes(data)
 
 
-def write_notebooks(outdir: Path, root: Path = BOOK) -> list[Path]:
-    """Write every notebook page and exercise notebook under ``outdir``; return the paths."""
+def write_notebooks(outdir: Path, root: Path = BOOK, references=None) -> list[Path]:
+    """Write every notebook page and exercise notebook under ``outdir``; return the paths.
+
+    ``references(docname)``, if given, returns the page's
+    :class:`notebook_markdown.References`: the chapters' MyST Markdown is then
+    converted (the exercise notebooks are plain Markdown, copied byte for byte).
+    """
     written = []
     for docname in notebook_docnames(root):
         target = outdir / f"{docname}.ipynb"
-        _write_if_changed(target, clean_notebook(source_path(docname, root)).encode())
+        path = source_path(docname, root)
+        page_references = references(docname) if references and path.suffix == ".md" else None
+        _write_if_changed(target, clean_notebook(path, page_references, docname).encode())
         written.append(target)
     for pattern in EXTRA_NOTEBOOKS:
         for path in sorted(root.glob(pattern)):

@@ -3,7 +3,9 @@
 1. **Notebooks for Colab, Binder and the download button.**  At the end of
    every build, ``course_notebooks.write_notebooks`` writes a clean ``.ipynb``
    of every chapter (and copies the exercise notebooks) into
-   ``_build/html/notebooks/``.  The page's ``.ipynb`` download button points
+   ``_build/html/notebooks/``, its Markdown converted from MyST to what a
+   notebook renders (``notebook_markdown``), with the numbers, anchors and
+   glued values of this build (``site_references``).  The page's ``.ipynb`` download button points
    there.  Colab and Binder can only open notebooks that live in the GitHub
    repository, so their buttons point at the same paths on the branch
    ``course_notebooks_branch``, which the deploy workflow publishes: the
@@ -30,6 +32,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import posixpath
@@ -45,6 +48,7 @@ from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import course_notebooks  # noqa: E402  (the same code the deploy workflow runs)
+import notebook_markdown  # noqa: E402
 
 LOGGER = logging.getLogger(__name__)
 WORDS_PER_MINUTE = 200
@@ -103,11 +107,64 @@ def point_buttons_at_notebooks(app: Sphinx, pagename, templatename, context, doc
                     button["url"] = urls[button["text"]]
 
 
+def site_references(app: Sphinx) -> notebook_markdown.References:
+    """What the built site shows for every term, citation, label, figure and equation."""
+    from pybtex.richtext import Text
+    from docutils.nodes import make_id
+
+    env = app.env
+    references = notebook_markdown.References(site=app.config.html_baseurl.rstrip("/") + "/")
+    std = env.get_domain("std")
+    for (kind, name), (docname, anchor) in std.objects.items():
+        if kind == "term":
+            references.terms[name.lower()] = f"{docname}.html#{anchor}"
+    figure_format = app.config.numfig_format["figure"]
+    for label, (docname, anchor, title) in std.labels.items():
+        references.labels[label] = (title, f"{docname}.html#{anchor}")
+        number = env.toc_fignumbers.get(docname, {}).get("figure", {}).get(anchor)
+        if number:
+            references.figures[label] = figure_format % ".".join(map(str, number))
+    for label, (docname, _) in env.get_domain("math").equations.items():
+        number = env.toc_fignumbers.get(docname, {}).get("displaymath", {}).get(
+            make_id(f"equation-{label}"))
+        if number:
+            text = ".".join(map(str, number))
+            references.equations[label] = app.config.math_numsep.join(text.rsplit(".", 1))
+    for citation in env.get_domain("cite").citations:
+        entry = citation.entry
+        names = [Text.from_latex(" ".join(person.last_names)).render_as("text")
+                 for person in entry.persons.get("author", [])]
+        references.citations[citation.key] = (
+            notebook_markdown.author_year(names, entry.fields.get("year", "n.d.")),
+            f"{citation.bibliography_key.docname}.html#{citation.citation_id}")
+    references.pages = {docname: title.astext() for docname, title in env.titles.items()}
+    return references
+
+
+def page_glue(app: Sphinx, docname: str) -> dict[str, str]:
+    """The values a page glued (myst-nb writes them next to the executed notebook)."""
+    path = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.glue.json"
+    if not path.exists():
+        return {}
+    return {key: output["data"]["text/plain"]
+            for key, output in json.loads(path.read_text()).items()
+            if "text/plain" in output.get("data", {})}
+
+
 def write_site_notebooks(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir) / app.config.course_notebooks_dir
-    written = course_notebooks.write_notebooks(outdir, Path(app.srcdir))
+    shared = site_references(app)
+
+    def references(docname: str) -> notebook_markdown.References:
+        return dataclasses.replace(shared, glue=page_glue(app, docname))
+
+    try:
+        written = course_notebooks.write_notebooks(outdir, Path(app.srcdir), references)
+    except notebook_markdown.UnresolvedReference as error:
+        LOGGER.warning(f"[course] a published notebook would show MyST: {error}")
+        return
     LOGGER.info(f"[course] {len(written)} notebooks in {outdir}")
 
 

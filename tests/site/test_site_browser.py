@@ -255,3 +255,29 @@ def test_screenshots(page, server):
     for name in ("1-landing.png", "2-chapter-figure.png", "3-search-dark.png"):
         assert (SCREENSHOTS / name).stat().st_size > 10_000, name
     assert page.problems.all() == []
+
+
+def test_a_published_chapter_reads_cleanly_once_rendered_by_jupyter(page, site):
+    """Chapter 11's published notebook, rendered by nbconvert as Jupyter would show it: the
+    answers folded, terms and citations linked to the site, the site's numbers, no MyST."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    docname = "chapters/11_training_transformer"
+    notebook = nbformat.read(SITE / "notebooks" / f"{docname}.ipynb", as_version=4)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(notebook)
+    page.set_content(body, wait_until="domcontentloaded")
+    text = page.inner_text("body")
+    for myst in ("{glue", "{term}", "{cite}", "{numref}", "{eq}", ":::", "(eq-ch11"):
+        assert myst not in text, f"{myst!r} shows in the rendered notebook"
+    answers = page.locator("details")
+    assert answers.count() >= 2
+    assert all(not answers.nth(i).evaluate("d => d.open") for i in range(answers.count()))
+    assert answers.first.locator("summary").inner_text().strip() == "Answer"
+    base = CONFIG["html"]["baseurl"]
+    assert page.locator(f"a[href^='{base}glossary.html#term-']").count() >= 1
+    assert page.locator(f"a[href^='{base}bibliography.html#']").count() >= 1
+    site_page = (SITE / f"{docname}.html").read_text()
+    first_number = site_page.split('<span class="pasted-text">', 1)[1].split("</span>", 1)[0]
+    assert page.locator("span[title*=\"book's own run\"]").first.inner_text() == first_number
+    assert "Fig. 11." in text and "(11.1)" in text   # figure and equation numbers as on the site

@@ -7,6 +7,8 @@ chapter, and every exercise notebook, under ``_build/html/notebooks/``.
 
 from __future__ import annotations
 
+import html
+import re
 import sys
 import tomllib
 from unittest import mock
@@ -18,6 +20,7 @@ import yaml
 from packaging.requirements import Requirement
 
 from built_site import BOOK, NOTEBOOKS, ROOT, SITE, course_notebooks
+from notebook_markdown import MYST_SYNTAX
 from built_site import site  # noqa: F401  (fixture)
 
 CONFIG = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
@@ -99,10 +102,40 @@ def test_exercise_notebooks_are_published_unchanged(site):
     assert [p.relative_to(PUBLISHED) for p in published] == [p.relative_to(BOOK) for p in EXERCISE_NOTEBOOKS]
 
 
-def test_standalone_script_writes_the_same_notebooks(site, tmp_path):
-    """`python book/_ext/course_notebooks.py OUTDIR` gives what the build published, byte for byte."""
+def test_standalone_script_writes_the_same_code_and_exercises(site, tmp_path):
+    """`python book/_ext/course_notebooks.py OUTDIR` (no build: MyST left as it is) gives the
+    same code cells and, byte for byte, the same exercise notebooks as the build published."""
     written = course_notebooks.write_notebooks(tmp_path)
     assert written
     for path in written:
         relative = path.relative_to(tmp_path)
-        assert path.read_bytes() == (PUBLISHED / relative).read_bytes(), relative
+        if relative.parts[0] == "exercises":
+            assert path.read_bytes() == (PUBLISHED / relative).read_bytes(), relative
+        else:
+            standalone, published = nbformat.read(path, 4), nbformat.read(PUBLISHED / relative, 4)
+            assert [c.source for c in code_cells(standalone)] == [c.source for c in code_cells(published)]
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_published_chapter_reads_without_myst(site, docname):
+    """A chapter in Colab or Jupyter shows what the site shows: no role, fence or label left."""
+    notebook = nbformat.read(PUBLISHED / f"{docname}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            found = MYST_SYNTAX.search(cell.source)
+            assert found is None, f"{docname}: MyST left in a Markdown cell: {found[0]!r}"
+    note = notebook.cells[0]
+    assert note.cell_type == "markdown" and f"{docname}.html" in note.source
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_published_chapter_shows_the_sites_numbers(site, docname):
+    """Every glued number of the notebook is the one the site's page shows, in the same order."""
+    notebook = nbformat.read(PUBLISHED / f"{docname}.ipynb", as_version=4)
+    markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    in_notebook = re.findall(r'<span title="[^"]*book\'s own run[^"]*">(.*?)</span>', markdown)
+    page = (SITE / f"{docname}.html").read_text()
+    on_site = [html.unescape(v) for v in re.findall(r'<span class="pasted-text">(.*?)</span>', page)]
+    straight = str.maketrans("“”‘’", "\"\"''")   # Sphinx's smart quotes; a notebook keeps them straight
+    assert in_notebook == [value.translate(straight) for value in on_site]
+    assert len(in_notebook) == len(re.findall(r"\{glue:text\}`", course_notebooks.source_path(docname).read_text()))

@@ -1,0 +1,106 @@
+"""MyST Markdown converted for the published notebooks: each construct becomes what the site shows."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from notebook_markdown import (MYST_SYNTAX, References, UnresolvedReference,  # noqa: E402
+                               author_year, convert_markdown)
+
+SITE = "https://example.org/book/"
+
+
+@pytest.fixture
+def refs():
+    return References(
+        site=SITE,
+        glue={"ch1_acc": "0.97345", "ch1_params": "'172,570'", "ch1_n": "2000"},
+        terms={"teacher forcing": "glossary.html#term-Teacher-forcing",
+               "attention": "glossary.html#term-Attention"},
+        citations={"vaswani2017attention": ("Vaswani et al., 2017", "bibliography.html#id7"),
+                   "bahdanau2015neural": ("Bahdanau et al., 2015", "bibliography.html#id2")},
+        labels={"ch-self-attention": ("Self-attention", "chapters/05_self_attention.html#ch-self-attention")},
+        figures={"fig-ch1-loss": "Fig. 1.2"},
+        equations={"eq-ch1-decoder": "1.3"},
+        pages={"status": "Status", "chapters/02_attention_as_lookup": "Attention as a lookup"})
+
+
+def convert(text, refs):
+    return convert_markdown(text, refs, "chapters/01_seq2seq_rnn")
+
+
+def test_glued_values_are_formatted_as_on_the_site_and_marked(refs):
+    out = convert("Accuracy {glue:text}`ch1_acc:.1%` of {glue:text}`ch1_n` with {glue:text}`ch1_params`.", refs)
+    assert ">97.3%</span> of" in out and ">2000</span> with" in out and ">172,570</span>." in out
+    assert out.count("the book's own run") == 3   # each value says where it comes from
+
+
+def test_terms_citations_and_pages_become_links_to_the_published_site(refs):
+    out = convert("Trained with {term}`teacher forcing` and {term}`heads <attention>` "
+                  "{cite}`vaswani2017attention,bahdanau2015neural`; see the {doc}`status page </status>`, "
+                  "{doc}`02_attention_as_lookup` and {ref}`ch-self-attention`.", refs)
+    assert f"[teacher forcing]({SITE}glossary.html#term-Teacher-forcing)" in out
+    assert f"[heads]({SITE}glossary.html#term-Attention)" in out
+    assert (f"[[Vaswani et al., 2017]({SITE}bibliography.html#id7), "
+            f"[Bahdanau et al., 2015]({SITE}bibliography.html#id2)]") in out
+    assert f"[status page]({SITE}status.html)" in out
+    assert f"[Attention as a lookup]({SITE}chapters/02_attention_as_lookup.html)" in out
+    assert f"[Self-attention]({SITE}chapters/05_self_attention.html#ch-self-attention)" in out
+
+
+def test_figure_and_equation_references_become_the_sites_numbers(refs):
+    text = "$$\ns_t = f(s_{t-1})\n$$ (eq-ch1-decoder)\n\nBy {eq}`eq-ch1-decoder`, as {numref}`fig-ch1-loss` shows."
+    out = convert(text, refs)
+    assert out == "$$\ns_t = f(s_{t-1})\n\\tag{1.3}\n$$\n\nBy (1.3), as Fig. 1.2 shows."
+
+
+def test_answers_fold_and_admonitions_become_titled_blockquotes(refs):
+    text = """(ch-seq2seq)=
+::::{admonition} Check your understanding
+:class: tip
+
+Why {term}`attention`?
+
+:::{admonition} Answer
+:class: dropdown
+
+Because of the bottleneck.
+:::
+::::
+
+```{dropdown} Answers
+Two.
+```"""
+    out = convert(text, refs)
+    assert out.splitlines()[:3] == ["> **Check your understanding**", ">",
+                                    f"> Why [attention]({SITE}glossary.html#term-Attention)?"]
+    assert "> <details>\n> <summary><b>Answer</b></summary>\n>\n> Because of the bottleneck.\n>\n> </details>" in out
+    assert out.endswith("<details>\n<summary><b>Answers</b></summary>\n\nTwo.\n\n</details>")
+    assert not MYST_SYNTAX.search(out)
+
+
+def test_what_the_site_cannot_resolve_is_an_error_naming_it(refs):
+    with pytest.raises(UnresolvedReference, match=r"\{term\}`transformer`.*glossary"):
+        convert("A {term}`transformer`.", refs)
+    with pytest.raises(UnresolvedReference, match="ch1_missing"):
+        convert("{glue:text}`ch1_missing:.2f`", refs)
+    with pytest.raises(UnresolvedReference, match="never closed"):
+        convert(":::{admonition} Answer\nforty-two", refs)
+    with pytest.raises(UnresolvedReference, match=r"\{figure\}"):
+        convert("```{figure} x.png\n```", refs)
+
+
+def test_the_check_for_myst_syntax_finds_each_construct():
+    for text in ("a {glue:text}`x` b", "{term}`x`", ":::{admonition} T", "::::", "(label)=",
+                 "$$ (eq-x)", "```{dropdown} Answers"):
+        assert MYST_SYNTAX.search(text), text
+    assert not MYST_SYNTAX.search("plain `code`, $x$, [a link](https://x.org), | a | table |")
+
+
+def test_author_year_follows_the_sites_style():
+    assert author_year(["Hochreiter"], "1997") == "Hochreiter, 1997"
+    assert author_year(["Hochreiter", "Schmidhuber"], "1997") == "Hochreiter and Schmidhuber, 1997"
+    assert author_year(["Vaswani", "Shazeer", "Parmar"], "2017") == "Vaswani et al., 2017"
