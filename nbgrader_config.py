@@ -36,6 +36,9 @@ HERE = Path(__file__).resolve().parent
 c.CourseDirectory.root = str(HERE / "grading")
 c.CourseDirectory.source_directory = str(HERE / "solutions")
 c.CourseDirectory.release_directory = str(HERE / "book" / "exercises")   # pages of the book
+# Each assignment's catalogue of plausible wrong answers (course_grader.mistakes) stays with the
+# instructor: generate_assignment does not release it.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "mistakes.py"]
 
 # Deleted test cells come back (edited ones always do, by checksum); renamed ones are the student's.
 c.OverwriteCells.add_missing_cells = True

@@ -59,7 +59,7 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocess
 
 from . import hidden_tests
 from . import limits as default_limits
-from . import recheck, sandbox
+from . import mistakes, recheck, sandbox
 from .report import grading_report
 
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
@@ -67,6 +67,8 @@ KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
 HIDDEN_FAILED = "HiddenTestFailed"
 #: nbgrader's resources key for the submission's deadline (time.monotonic(), this process)
 DEADLINE = "grading_deadline"
+#: Catalogues of mistakes, built once per process: (source notebook, its mtime) -> Diagnoser
+_DIAGNOSERS: dict = {}
 
 
 class GradingLimits(LoggingConfigurable):
@@ -560,7 +562,11 @@ class CleanRecheck(NbGraderPreprocessor):
                 slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
                 notebook_timeout=max(0.0, budget),
                 forbid=GradingPolicy(parent=self).forbidden(names["assignment"]),
-                grader_names=self._grader_names(names) if any(c.hidden for c in cells) else None)
+                grader_names=self._grader_names(names) if any(c.hidden for c in cells) else None,
+                diagnoser=self._diagnoser(names) if any(c.hidden for c in cells) else None)
+            for index, found in sorted(verdicts.diagnoses.items()):
+                report.setdefault("diagnoses", []).append(
+                    {"cell": index, "grade_id": _grade_id(nb.cells[index]), "mistakes": found})
             for index, reason in sorted(verdicts.failures.items()):
                 cell = nb.cells[index]
                 if index in verdicts.out_of_time:   # slow, not tampering
@@ -615,6 +621,15 @@ class CleanRecheck(NbGraderPreprocessor):
             return []
         return [cell.source for cell in nb.cells
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+
+    def _diagnoser(self, names: dict):
+        """The assignment's catalogue of mistakes (:mod:`.mistakes`), or None if it has none."""
+        source = self._source_notebook(names)
+        key = (str(source), source.stat().st_mtime_ns if source.is_file() else None)
+        if key not in _DIAGNOSERS:
+            catalogue = mistakes.load_catalogue(source.parent) if source.is_file() else []
+            _DIAGNOSERS[key] = mistakes.Diagnoser(source, catalogue) if catalogue else None
+        return _DIAGNOSERS[key]
 
     def _grader_names(self, names: dict):
         """``cell -> {"reference": ..., "grading_rng": ...}`` for the hidden tests (:mod:`.hidden_tests`)."""

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import limits as default_limits
-from . import sandbox
+from . import mistakes, sandbox
 from .recheck_protocol import MAX_FRAME, decode, encode, pack, unpack
 
 
@@ -181,6 +181,8 @@ class StudentProcess:
         self._buffer = bytearray()
         self._callbacks: dict[int, object] = {}
         self.call_deadline = 0.0   # set by the caller before a test cell runs
+        self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
+        self.calls: list | None = None        # while a test runs: its calls of those (mistakes.Call)
 
     # -- life cycle ---------------------------------------------------------
 
@@ -382,7 +384,26 @@ class StudentProcess:
             sys.stdout.write(str(reply["stdout"]))
         if reply["op"] == "raise":
             raise _exception_from(reply["error"])
-        return decode(reply["value"], reply_arrays, lambda key: Remote(self, key, target._label), None)
+        value = decode(reply["value"], reply_arrays, lambda key: Remote(self, key, target._label), None)
+        if op == "call":
+            self._record(target, args, kwargs or {}, value)
+        return value
+
+    def _record(self, target: Remote, args, kwargs, value) -> None:
+        """Keep a call of one of the assignment's functions, with plain data only, for a diagnosis."""
+        import copy
+
+        name = self.functions.get(target._key)
+        if name is None or self.calls is None or len(self.calls) >= mistakes.MAX_CALLS:
+            return
+        budget = [self._recording_budget]
+        if mistakes.plain(args, budget) and mistakes.plain(kwargs, budget) and mistakes.plain(value, budget):
+            self._recording_budget = budget[0]
+            self.calls.append(mistakes.Call(name, copy.deepcopy(tuple(args)), copy.deepcopy(kwargs), value))
+
+    def start_recording(self) -> None:
+        """Record the calls of the assignment's functions from now on (see :meth:`_record`)."""
+        self.calls, self._recording_budget = [], mistakes.MAX_RECORDED_BYTES
 
     def forget(self, names: list[str], deadline: float):
         """``del`` in a test: the names go from the student's namespace too, as they would in the notebook."""
@@ -404,8 +425,10 @@ class StudentProcess:
         reply, arrays = self._exchange({"op": "describe", "names": list(names)}, [], deadline)
         if reply["op"] == "raise":
             raise _exception_from(reply["error"])
-        return {name: decode(value_data, arrays, lambda key, n=name: Remote(self, key, n), None)
-                for name, value_data in self._raw_items(reply["value"])}
+        described = {name: decode(value_data, arrays, lambda key, n=name: Remote(self, key, n), None)
+                     for name, value_data in self._raw_items(reply["value"])}
+        self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
+        return described
 
     @staticmethod
     def _raw_items(data):
@@ -429,6 +452,7 @@ class Verdicts:
     hidden: set = field(default_factory=set)   # failures inside a hidden-test region
     out_of_time: set = field(default_factory=set)  # failures because the time budget ran out
     unverifiable: dict = field(default_factory=dict)  # index -> why the re-check cannot reproduce the test
+    diagnoses: dict = field(default_factory=dict)  # index -> names of the catalogued mistakes it matched
 
 
 def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
@@ -489,7 +513,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
           limits: dict | None = None, slot: int | None = None,
           cell_timeout: float = default_limits.CELL_SECONDS,
           notebook_timeout: float = default_limits.NOTEBOOK_SECONDS, forbid=(),
-          grader_names=None) -> Verdicts:
+          grader_names=None, diagnoser: "mistakes.Diagnoser | None" = None) -> Verdicts:
     """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
 
     Only the test cells in ``tests_to_check`` are run (the others have already
@@ -497,6 +521,9 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     ``grader_names(cell)``, if given, returns names a test cell gets from the
     grader (``reference``, ``grading_rng``: :mod:`course_grader.hidden_tests`);
     they are set after the student's, so no student name can shadow them.
+    With a ``diagnoser`` (:mod:`course_grader.mistakes`), a failed hidden test's
+    calls of the student's functions are compared with the catalogued mistakes,
+    and the one they match is named in the failure's message.
     """
     started = time.monotonic()
     deadline = started + notebook_timeout
@@ -508,6 +535,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     hidden_failures: set[int] = set()
     out_of_time: set[int] = set()
     unverifiable: dict[int, str] = {}
+    diagnoses: dict[int, list[str]] = {}
     last_test = max(tests_to_check, default=-1)
     quiet = io.StringIO()
     try:
@@ -545,6 +573,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         namespace.update(grader_names(cell))
                     process.call_deadline = cell_deadline
                     names = _TestNames(namespace, set(api_names), process, cell_deadline)
+                    process.start_recording()
                     exec(compile(cell.source, filename, "exec"), namespace, names)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
                     line = _failed_line(error, filename)
@@ -556,14 +585,30 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     elif line is not None and any(a <= line <= b for a, b in cell.hidden):
                         hidden_failures.add(cell.index)
                         failures[cell.index] = hidden_failure_message(error)
+                        found = _diagnose(diagnoser, process.calls or [])
+                        if found:
+                            diagnoses[cell.index] = [m.name for m in found]
+                            failures[cell.index] += "\n" + mistakes.feedback(found)
                     else:
                         failures[cell.index] = f"{type(error).__name__}: {error}"[:1000]
                     if isinstance(error, StudentProcessError):
                         process.events.append((cell.index, str(error)))
+                finally:
+                    process.calls = None
     finally:
         process.close()
     return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time,
-                    unverifiable)
+                    unverifiable, diagnoses)
+
+
+def _diagnose(diagnoser, calls) -> list:
+    """The catalogued mistakes the calls match; none if there is no catalogue or it cannot say."""
+    if diagnoser is None or not calls:
+        return []
+    try:
+        return diagnoser.diagnose(calls)
+    except Exception:  # noqa: BLE001 - a diagnosis is a hint; it never changes a grade
+        return []
 
 
 class _TestNames(dict):

@@ -38,6 +38,7 @@ class Result:
     events: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     feedback: list = field(default_factory=list)   # the feedback pages, one per notebook
+    diagnoses: list = field(default_factory=list)  # "test: mistake" named in the feedback (mistakes.py)
 
 
 def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: dict,
@@ -105,6 +106,8 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
             result.flags += [where + flag for flag in report.get("flags", [])]
             result.events += [f"{where}{e.get('grade_id') or e.get('cell')}: {e['message']}"
                               for e in report["events"]]
+            result.diagnoses += [f"{where}{d['grade_id']}: {', '.join(d['mistakes'])}"
+                                 for d in report.get("diagnoses", [])]
     with Gradebook(api.coursedir.db_url) as gb:
         submission = gb.find_submission(assignment, student)
         result.score, result.max_score = submission.score, submission.max_score

@@ -35,6 +35,9 @@ def test_exercises_are_exactly_what_nbgrader_generates_from_the_solutions(tmp_pa
         committed = EXERCISES / path.relative_to(tmp_path)
         assert json.loads(path.read_text()) == json.loads(committed.read_text()), (
             f"{committed.relative_to(ROOT)} is out of date: run `python -m course_authoring.exercises`")
+    released = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert released == [p.relative_to(tmp_path) for p in generated]   # no catalogue of mistakes
+    assert all((ROOT / "solutions" / a / "mistakes.py").is_file() for a in ASSIGNMENTS)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
