@@ -9,7 +9,8 @@ An assignment's source folder may hold ``mistakes.py`` with a dict ``MISTAKES``:
     }
 
 Each ``edits`` entry (solution cell id, text, replacement[, count]) turns the
-source notebook's solution into that wrong answer; the grader runs the edited
+source notebook's solution into that wrong answer (an entry may also list the
+test cells it ``fails`` and ``passes``, for the course's own tests); the grader runs the edited
 solution in its own process (it is the instructor's code, like the
 ``reference`` of :mod:`course_grader.hidden_tests`).
 

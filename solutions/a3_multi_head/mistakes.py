@@ -1,13 +1,5 @@
-"""Plausible wrong answers to assignment 3 (multi-head attention):
-the grader's catalogue of mistakes.
-
-When a hidden test fails, the grader runs the student's function on the inputs the
-test gave it and compares with each wrong answer below, built from the solution
-notebook by ``edits`` (solution cell id, text, replacement[, count]); a match puts
-``explain`` in the feedback.  ``fails`` and ``passes`` are the test cells that the
-wrong answer must score 0 on and full marks on (the course's own tests check both).
-Not released to students (``c.CourseDirectory.ignore`` in ``nbgrader_config.py``).
-"""
+"""Plausible wrong answers to assignment 3 (multi-head attention),
+for the grader's feedback (the format: ``course_grader.mistakes``; not released)."""
 
 MISTAKES = {
     'heads_split_in_wrong_order': dict(
