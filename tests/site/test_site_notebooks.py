@@ -8,6 +8,7 @@ chapter, and every exercise notebook, under ``_build/html/notebooks/``.
 from __future__ import annotations
 
 import html
+import os
 import re
 import sys
 import tomllib
@@ -139,3 +140,28 @@ def test_published_chapter_shows_the_sites_numbers(site, docname):
     straight = str.maketrans("“”‘’", "\"\"''")   # Sphinx's smart quotes; a notebook keeps them straight
     assert in_notebook == [value.translate(straight) for value in on_site]
     assert len(in_notebook) == len(re.findall(r"\{glue:text\}`", course_notebooks.source_path(docname).read_text()))
+
+
+def test_a_published_chapter_runs_in_a_fresh_kernel_and_gives_the_sites_numbers(site, tmp_path):
+    """Chapter 2's published notebook, run top to bottom as a student would (install cell
+    first, in a new kernel, outside the repository): every glued number equals the site's."""
+    from myst_nb.core.variables import format_plain_text
+    from nbclient import NotebookClient
+
+    docname = "chapters/02_attention_as_lookup"
+    notebook = nbformat.read(PUBLISHED / f"{docname}.ipynb", as_version=4)
+    environment = {"ATTENTION_COURSE_CACHE": str(tmp_path / "cache")}
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=os.environ | environment)
+    glued = {}   # glue's outputs: {mime_prefix + "text/plain": ...} under the name it was glued as
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook")
+            if record:
+                glued[record["name"]] = output.data[record.get("mime_prefix", "") + "text/plain"]
+    roles = re.findall(r"\{glue:text\}`([^`:]+):?([^`]*)`", course_notebooks.source_path(docname).read_text())
+    ran = [format_plain_text(glued[key], fmt or "s") for key, fmt in roles]
+    page = (SITE / f"{docname}.html").read_text()
+    on_site = [html.unescape(v) for v in re.findall(r'<span class="pasted-text">(.*?)</span>', page)]
+    assert len(ran) == len(on_site) >= 10
+    assert ran == on_site
