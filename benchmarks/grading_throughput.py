@@ -2,10 +2,11 @@
 
     .venv/bin/python benchmarks/grading_throughput.py [--submissions 24] [--assignment a1_softmax_additive]
 
-Generates N submissions of one assignment (half correct, half with one of a few
-plausible mistakes), grades them twice from scratch in fresh course directories
--- once with nbgrader's own ``autograde`` command (one notebook after the
-other), once with the parallel command -- and prints submissions per minute for
+Generates N submissions of one assignment (half correct, half with the
+mistakes of the assignment's catalogue in turn, ``solutions/<a>/mistakes.py``),
+grades them twice from scratch in fresh course directories -- once with
+nbgrader's own ``autograde`` command (one notebook after the other), once with
+the parallel command, which also names each mistake in its feedback -- and prints submissions per minute for
 both and their ratio.  Both runs use the course's configuration, so both run
 every notebook in the sandbox and re-run its tests in a clean process; the
 parallel command also writes feedback HTML and the grades CSV unless
@@ -31,16 +32,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from course_grader import grade
+from course_grader import grade, mistakes
 
-MISTAKES = {  # cell id: (text in the solution, replacement)
-    "a1_softmax_additive": [("softmax", "shifted = x - x.max(axis=axis, keepdims=True)", "shifted = x"),
-                            ("additive_attention", "np.tanh(", "(")],
-    "a2_dot_product": [("scaled_dot_product_attention", "1.0 / np.sqrt(d_k)", "1.0"),
-                       ("causal_mask", "<= np.arange(T_q)", "< np.arange(T_q)")],
-    "a3_multi_head": [("multi_head_attention", " / np.sqrt(q.shape[-1])", ""),
-                      ("heads", ".transpose(0, 2, 1, 3).reshape(batch, T", ".reshape(batch, T")],
-}
 
 
 def solved(assignment: str):
@@ -57,14 +50,13 @@ def solved(assignment: str):
 
 
 def make_submissions(assignment: str, count: int, folder: Path):
+    """Half solved, half with the assignment's catalogued mistakes in turn (solutions/<a>/mistakes.py)."""
     folder.mkdir(parents=True)
-    mistakes = MISTAKES.get(assignment, [])
+    catalogue = mistakes.load_catalogue(ROOT / "solutions" / assignment)
     for i in range(count):
         nb = solved(assignment)
-        if i % 2 and mistakes:
-            gid, old, new = mistakes[(i // 2) % len(mistakes)]
-            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
-            cell.source = cell.source.replace(old, new)
+        if i % 2 and catalogue:
+            nb = mistakes.apply_edits(nb, catalogue[(i // 2) % len(catalogue)].edits)
         nbformat.write(nb, folder / f"student{i:03d}.ipynb")
 
 
