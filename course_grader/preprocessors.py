@@ -623,12 +623,22 @@ class CleanRecheck(NbGraderPreprocessor):
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
 
     def _diagnoser(self, names: dict):
-        """The assignment's catalogue of mistakes (:mod:`.mistakes`), or None if it has none."""
+        """The assignment's catalogue of mistakes (:mod:`.mistakes`), or None if it has none.
+
+        A catalogue that cannot be used (an edit that no longer fits the solution)
+        is logged and left out: a diagnosis is a hint, and never stops grading.
+        """
         source = self._source_notebook(names)
-        key = (str(source), source.stat().st_mtime_ns if source.is_file() else None)
+        catalogue_file = source.parent / mistakes.CATALOGUE_FILE
+        key = tuple((str(path), path.stat().st_mtime_ns if path.is_file() else None)
+                    for path in (source, catalogue_file))
         if key not in _DIAGNOSERS:
-            catalogue = mistakes.load_catalogue(source.parent) if source.is_file() else []
-            _DIAGNOSERS[key] = mistakes.Diagnoser(source, catalogue) if catalogue else None
+            try:
+                catalogue = mistakes.load_catalogue(source.parent) if source.is_file() else []
+                _DIAGNOSERS[key] = mistakes.Diagnoser(source, catalogue) if catalogue else None
+            except Exception as error:  # noqa: BLE001 - the instructor's file, not the student's
+                self.log.warning(f"{catalogue_file}: not used to name mistakes in the feedback ({error})")
+                _DIAGNOSERS[key] = None
         return _DIAGNOSERS[key]
 
     def _grader_names(self, names: dict):

@@ -59,3 +59,25 @@ def test_an_edit_that_no_longer_fits_the_solution_is_an_error(diagnoser):
     nb = nbformat.read(SOURCE, as_version=4)
     with pytest.raises(ValueError, match="not in that cell"):
         mistakes.apply_edits(nb, [("softmax", "this text is not there", "x")])
+
+
+def test_a_catalogue_that_no_longer_fits_is_left_out_with_a_warning(tmp_path, caplog):
+    """An edit that does not fit the solution any more: grading goes on, without diagnoses."""
+    import shutil
+
+    from traitlets.config import Config
+
+    from course_grader.preprocessors import CleanRecheck
+
+    folder = tmp_path / "source" / "a1"
+    folder.mkdir(parents=True)
+    shutil.copy(SOURCE, folder / "a1.ipynb")
+    (folder / "mistakes.py").write_text(
+        'MISTAKES = {"gone": dict(explain="x", edits=[("softmax", "no such text", "y")])}\n')
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    config.CourseDirectory.source_directory = "source"
+    recheck = CleanRecheck(config=config)
+    with caplog.at_level("WARNING"):
+        assert recheck._diagnoser({"assignment": "a1", "notebook": "a1"}) is None
+    assert "mistakes.py: not used to name mistakes" in caplog.text and "no such text" in caplog.text
