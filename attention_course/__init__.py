@@ -49,9 +49,11 @@ code a reader sees is the code the tests check against Keras.  By role:
   code, glued numbers, claims, plots.
 * :mod:`attention_course.seeding` -- the course seed (``ATTENTION_COURSE_SEED``).
 
-Importing the package changes nothing outside it.  TensorFlow's environment
-(``TF_CPP_MIN_LOG_LEVEL``, ``TF_ENABLE_ONEDNN_OPTS``) is set where a process
-starts: the Makefile, the tests' ``conftest.py`` and each chapter's first cell.
+Importing the package changes nothing outside it.  TensorFlow's environment is
+set where a process starts: ``TF_CPP_MIN_LOG_LEVEL`` by the Makefile, the tests'
+``conftest.py`` and each chapter's first cell (which then imports TensorFlow
+quietly, keeping its faster oneDNN kernels), ``TF_ENABLE_ONEDNN_OPTS=0`` by the
+tests' ``conftest.py`` only.
 """
 
 __version__ = "0.1.0"
