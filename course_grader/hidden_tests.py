@@ -99,17 +99,26 @@ def reference_solution(source: Path):
     stat = source.stat()
     key = (str(source.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _REFERENCES:
-        nb = nbformat.read(source, as_version=4)
-        namespace: dict = {"__name__": "reference"}
-        with contextlib.redirect_stdout(io.StringIO()):
-            for cell in nb.cells:
-                info = cell.metadata.get("nbgrader", {})
-                if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
-                    continue
-                exec(compile(cell.source, f"<reference: {info.get('grade_id', 'cell')}>", "exec"), namespace)
+        namespace = run_solution(nbformat.read(source, as_version=4), "reference")
         _REFERENCES[key] = types.SimpleNamespace(
             **{name: value for name, value in namespace.items() if not name.startswith("_")})
     return _REFERENCES[key]
+
+
+def run_solution(nb, label: str) -> dict:
+    """What a notebook's setup and solution cells define, run here (test cells and output left out).
+
+    Used for the reference solution and for the catalogued wrong answers
+    (:mod:`course_grader.mistakes`): both are the instructor's code.
+    """
+    namespace: dict = {"__name__": label}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb.cells:
+            info = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
+                continue
+            exec(compile(cell.source, f"<{label}: {info.get('grade_id', 'cell')}>", "exec"), namespace)
+    return namespace
 
 
 class _Missing:

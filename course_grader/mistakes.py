@@ -33,6 +33,8 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import hidden_tests
+
 CATALOGUE_FILE = "mistakes.py"
 #: Calls recorded per test, and how large their arrays may be in all (bytes).
 MAX_CALLS = 32
@@ -82,18 +84,6 @@ def apply_edits(nb, edits) -> object:
     return nb
 
 
-def run_solution(nb, label: str) -> dict:
-    """What the notebook's setup and solution cells define, run here (tests left out)."""
-    namespace: dict = {"__name__": label}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for cell in nb.cells:
-            info = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
-                continue
-            exec(compile(cell.source, f"<{label}: {info.get('grade_id', 'cell')}>", "exec"), namespace)
-    return namespace
-
-
 class Diagnoser:
     """The wrong answers of one assignment, ready to compare with a failed test's calls."""
 
@@ -101,8 +91,8 @@ class Diagnoser:
         import nbformat
 
         nb = nbformat.read(source_notebook, as_version=4)
-        self.reference = run_solution(nb, "reference")
-        self.variants = [(m, run_solution(apply_edits(nb, m.edits), f"mistake {m.name}"))
+        self.reference = hidden_tests.run_solution(nb, "reference")
+        self.variants = [(m, hidden_tests.run_solution(apply_edits(nb, m.edits), f"mistake {m.name}"))
                          for m in mistakes]
 
     def diagnose(self, calls: list[Call]) -> list[Mistake]:

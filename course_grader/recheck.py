@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import io
 import os
 import select
@@ -391,8 +392,6 @@ class StudentProcess:
 
     def _record(self, target: Remote, args, kwargs, value) -> None:
         """Keep a call of one of the assignment's functions, with plain data only, for a diagnosis."""
-        import copy
-
         name = self.functions.get(target._key)
         if name is None or self.calls is None or len(self.calls) >= mistakes.MAX_CALLS:
             return

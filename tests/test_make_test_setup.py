@@ -2,7 +2,6 @@
 
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,26 +19,26 @@ def run(tmp_path, **env):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     executable(bin_dir / "id", "#!/bin/sh\necho 1000\n")
-    started = time.perf_counter()
-    done = subprocess.run(["/bin/bash", str(SCRIPT)], env={"PATH": str(bin_dir), **env},
+    return subprocess.run(["/bin/bash", str(SCRIPT)], env={"PATH": str(bin_dir), **env},
                           capture_output=True, text=True, timeout=30)
-    return done, time.perf_counter() - started
 
 
 def test_without_a_browser_it_stops_at_once_with_one_line_saying_what_to_install(tmp_path):
-    done, seconds = run(tmp_path)
+    # "at once": before anything is built or installed (the check is make test's first
+    # prerequisite, and this user may not install); not a timed assertion.
+    done = run(tmp_path)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Chromium" in lines[0] and "apt-get install chromium" in lines[0]
     assert "CHROMIUM=" in lines[0]
-    assert seconds < 1
+    assert done.stdout == ""    # no installation was attempted
 
 
 def test_a_browser_named_by_chromium_or_on_the_path_is_enough(tmp_path):
     browser = executable(tmp_path / "my-chrome", "#!/bin/sh\n")
-    assert run(tmp_path, CHROMIUM=str(browser))[0].returncode == 0
+    assert run(tmp_path, CHROMIUM=str(browser)).returncode == 0
     executable(tmp_path / "bin" / "chromium", "#!/bin/sh\n")
-    done, _ = run(tmp_path)
+    done = run(tmp_path)
     assert done.returncode == 0 and done.stderr == ""
 
 
