@@ -1,6 +1,7 @@
 """Generate the student notebooks in ``exercises/`` from the sources in ``solutions/``.
 
-    python -m course_authoring.exercises      # rewrite exercises/ (then commit it)
+    python -m course_authoring.exercises         # rewrite every student notebook (then commit them)
+    python -m course_authoring.exercises a2_dot_product   # only that one
 
 This is ``nbgrader generate_assignment`` for every assignment, run in a scratch
 course directory so that no gradebook is touched; ``tests/course_authoring/test_exercises.py``
@@ -42,7 +43,9 @@ def generate(destination: Path, names: list[str] | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    if EXERCISES.exists():
-        shutil.rmtree(EXERCISES)
-    for path in generate(EXERCISES, sys.argv[1:] or None):
+    names = sys.argv[1:] or assignments()
+    # Only the named assignments are replaced: naming one leaves the others as they are.
+    for name in names:
+        shutil.rmtree(EXERCISES / name, ignore_errors=True)
+    for path in generate(EXERCISES, names):
         print(path.relative_to(ROOT))
