@@ -89,15 +89,31 @@ def chromium_path() -> str:
                 "(`make test` does it where it may) or set CHROMIUM=/path/to/chrome")
 
 
+_chromium = {"users": 0}
+
+
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    """One headless Chromium for the session.
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
-                                             args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    Each test module that imports this fixture gets a fixture of its own, and
+    Playwright's synchronous API allows one running instance per process: so
+    they share one browser, closed when the last of them is done with it.
+    """
+    if not _chromium["users"]:
+        from playwright.sync_api import sync_playwright
+
+        _chromium["playwright"] = sync_playwright().start()
+        _chromium["browser"] = _chromium["playwright"].chromium.launch(
+            executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+    _chromium["users"] += 1
+    try:
+        yield _chromium["browser"]
+    finally:
+        _chromium["users"] -= 1
+        if not _chromium["users"]:
+            _chromium.pop("browser").close()
+            _chromium.pop("playwright").stop()
 
 
 class PageProblems:
