@@ -61,5 +61,9 @@ def test_a_graded_solution_is_folded_after_a_link_to_its_exercise(chapter, cells
 
 
 def test_every_assignment_is_linked_from_a_chapter():
+    """From the reveal of its solution, or, for an assignment whose answer the book never prints,
+    from the point in a chapter where the reader should try it."""
     linked = {assignment for *_, assignment in (p.values for p in graded_reveals())}
+    text = "".join(chapter.read_text() for chapter in CHAPTERS)
+    linked |= {a for a in graded_names().values() if f"<../exercises/{a}/{a}>" in text}
     assert linked == set(graded_names().values())
