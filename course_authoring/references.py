@@ -541,6 +541,118 @@ def embed_hidden():
     return out
 
 
+# ---------------------------------------------------------------------------
+# Assignment 8: grouped-query attention
+# ---------------------------------------------------------------------------
+
+def _gqa(rng, B, T, S, d, query_heads, kv_heads, head_dim, separate_key=False, mask=None, causal=False):
+    """keras.layers.GroupQueryAttention with its own randomised weights, and what it returns."""
+    keras = _keras()
+    layer = keras.layers.GroupQueryAttention(head_dim=head_dim, num_query_heads=query_heads,
+                                             num_key_value_heads=kv_heads)
+    query, value = _normal(rng, B, T, d), _normal(rng, B, S, d)
+    key = _normal(rng, B, S, d) if separate_key else None
+    layer(query, value, key)
+    _randomise(layer, rng, scale=0.5)
+    out, scores = layer(query, value, key, attention_mask=mask, use_causal_mask=causal,
+                        return_attention_scores=True)
+    case = {f"w_{name}": w for name, w in zip(WEIGHT_NAMES, layer.get_weights())}
+    case.update(query=query, value=value, output=_np(out), scores=_np(scores), causal=np.array(causal),
+                num_key_value_heads=np.array(kv_heads))
+    if key is not None:
+        case["key"] = key
+    if mask is not None:
+        case["attention_mask"] = mask
+    return case
+
+
+def gqa_example_data():
+    """keras.layers.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=2), 3 tokens."""
+    rng = np.random.default_rng(801)
+    return {"example": _gqa(rng, 1, 3, 3, 4, 4, 2, 2)}
+
+
+def gqa_hidden():
+    """Grouped, multi-query (one key/value head) and multi-head (as many as query heads) layers."""
+    rng = np.random.default_rng(802)
+    return {
+        "groups_of_two": _gqa(rng, 2, 4, 4, 8, 4, 2, 4),
+        "groups_of_three": _gqa(rng, 2, 5, 5, 12, 6, 2, 3),
+        "multi_query": _gqa(rng, 2, 4, 4, 6, 4, 1, 5),
+        "multi_head": _gqa(rng, 1, 3, 3, 6, 3, 3, 2),
+        "cross_with_key": _gqa(rng, 2, 3, 5, 6, 6, 3, 4, separate_key=True),
+    }
+
+
+def gqa_masks_hidden():
+    """keras.layers.GroupQueryAttention with an attention mask, the causal mask and both."""
+    rng = np.random.default_rng(803)
+    mask = rng.random((2, 4, 4)) > 0.35
+    mask[..., 0] = True
+    cross_mask = rng.random((2, 3, 5)) > 0.3
+    cross_mask[..., 1] = True
+    return {
+        "attention_mask": _gqa(rng, 2, 4, 4, 8, 4, 2, 4, mask=mask),
+        "causal": _gqa(rng, 2, 5, 5, 8, 6, 3, 2, causal=True),
+        "causal_and_mask": _gqa(rng, 2, 4, 4, 6, 4, 1, 3, mask=mask, causal=True),
+        "cross_mask": _gqa(rng, 2, 3, 5, 6, 4, 2, 4, mask=cross_mask),
+    }
+
+
+def gqa_pool_hidden():
+    """A keras.layers.MultiHeadAttention whose heads agree within each group is a grouped layer:
+    mean-pooling its key and value heads and running grouped-query attention gives its output."""
+    keras = _keras()
+    rng = np.random.default_rng(804)
+    out = {}
+    for name, (B, T, d, heads, groups, depth) in {"four_to_two": (2, 4, 8, 4, 2, 3),
+                                                  "six_to_three": (1, 5, 6, 6, 3, 2),
+                                                  "four_to_one": (2, 3, 6, 4, 1, 4)}.items():
+        layer = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=depth)
+        query = _normal(rng, B, T, d)
+        layer(query, query)
+        _randomise(layer, rng, scale=0.5)
+        weights = dict(zip(WEIGHT_NAMES, layer.get_weights()))
+        r = heads // groups
+        # Heads g*r ... g*r + r - 1 share the key and value projections of head g*r, plus a
+        # disturbance that averages to zero in the group (so only the right groups pool it away).
+        for part in ("key", "value"):
+            kernel, bias = weights[f"{part}_kernel"], weights[f"{part}_bias"]
+            noise_k, noise_b = _normal(rng, *kernel.shape, scale=0.3), _normal(rng, *bias.shape, scale=0.3)
+            noise_k -= np.repeat(noise_k.reshape(d, groups, r, depth).mean(2), r, axis=1)
+            noise_b -= np.repeat(noise_b.reshape(groups, r, depth).mean(1), r, axis=0)
+            weights[f"{part}_kernel"] = np.repeat(kernel[:, ::r], r, axis=1) + noise_k
+            weights[f"{part}_bias"] = np.repeat(bias[::r], r, axis=0) + noise_b
+            out[name + f"_{part}_group_mean"] = {"kernel": weights[f"{part}_kernel"], "bias": weights[f"{part}_bias"],
+                                                 "num_key_value_heads": np.array(groups),
+                                                 "kernel_expected": kernel[:, ::r], "bias_expected": bias[::r]}
+        # Without the disturbance the heads of a group are equal and the layers agree.
+        same = dict(weights)
+        for part in ("key", "value"):
+            same[f"{part}_kernel"] = out[name + f"_{part}_group_mean"]["kernel_expected"].repeat(r, axis=1)
+            same[f"{part}_bias"] = out[name + f"_{part}_group_mean"]["bias_expected"].repeat(r, axis=0)
+        layer.set_weights([same[n] for n in WEIGHT_NAMES])
+        case = {f"w_{n}": same[n] for n in WEIGHT_NAMES}
+        case.update(query=query, output=_np(layer(query, query)), num_key_value_heads=np.array(groups))
+        out[name + "_layer"] = case
+    return out
+
+
+def gqa_params_hidden():
+    """keras.layers.GroupQueryAttention(...).count_params() for several shapes."""
+    keras = _keras()
+    out = {}
+    for d, depth, heads, groups in ((16, 4, 4, 2), (32, 8, 8, 1), (12, 3, 6, 6), (64, 16, 8, 4)):
+        layer = keras.layers.GroupQueryAttention(head_dim=depth, num_query_heads=heads, num_key_value_heads=groups)
+        x = np.zeros((1, 2, d), dtype=F32)
+        layer(x, x)
+        out[f"d{d}_h{heads}_g{groups}"] = {"d_model": np.array(d), "head_dim": np.array(depth),
+                                           "num_query_heads": np.array(heads),
+                                           "num_key_value_heads": np.array(groups),
+                                           "expected": np.array(layer.count_params())}
+    return out
+
+
 #: Every block a source notebook may contain, by the name it has there (``# BEGIN GENERATED <name>``).
 #: A name ending in ``_hidden`` or ``_data`` is rendered encoded (:func:`is_hidden`).
 GENERATORS = {
@@ -575,6 +687,12 @@ GENERATORS = {
     # Assignment 6: patches for the Vision Transformer
     "patches_hidden": patches_hidden,
     "embed_hidden": embed_hidden,
+    # Assignment 8: grouped-query attention
+    "gqa_example_data": gqa_example_data,
+    "gqa_hidden": gqa_hidden,
+    "gqa_masks_hidden": gqa_masks_hidden,
+    "gqa_pool_hidden": gqa_pool_hidden,
+    "gqa_params_hidden": gqa_params_hidden,
 }
 
 

@@ -110,6 +110,38 @@ for name, case in data.items():
     tokens = embed_patches(case["images"], int(case["patch_size"]), case["W"], case["b"],
                            case["class_token"], case["position_embeddings"])
     check_close(tokens, case["expected"], name)"""),
+    "gqa_hidden": ("a8_grouped_query_attention", """
+for name, case in data.items():
+    output, scores = grouped_query_attention(case["query"], case["value"], layer_weights(case), key=case.get("key"))
+    check_close(scores, case["scores"], name)
+    check_close(output, case["output"], name)"""),
+    "gqa_masks_hidden": ("a8_grouped_query_attention", """
+for name, case in data.items():
+    output, scores = grouped_query_attention(case["query"], case["value"], layer_weights(case), key=case.get("key"),
+                                             attention_mask=case.get("attention_mask"),
+                                             use_causal_mask=bool(case["causal"]))
+    check_close(scores, case["scores"], name)
+    check_close(output, case["output"], name)"""),
+    # mean pooling: by construction (heads = their group's head + a disturbance that averages to 0
+    # in the group), and a keras.layers.MultiHeadAttention whose heads agree within each group
+    "gqa_pool_hidden": ("a8_grouped_query_attention", """
+for name, case in data.items():
+    if name.endswith("_layer"):
+        weights = layer_weights(case)
+        for part in ("key", "value"):
+            weights[part + "_kernel"], weights[part + "_bias"] = mean_pool_heads(
+                weights[part + "_kernel"], weights[part + "_bias"], int(case["num_key_value_heads"]))
+        output, _ = grouped_query_attention(case["query"], case["query"], weights)
+        check_close(output, case["output"], name)
+    else:
+        kernel, bias = mean_pool_heads(case["kernel"], case["bias"], int(case["num_key_value_heads"]))
+        check_close(kernel, case["kernel_expected"], name)
+        check_close(bias, case["bias_expected"], name)"""),
+    "gqa_params_hidden": ("a8_grouped_query_attention", """
+for name, case in data.items():
+    count = attention_parameters(int(case["d_model"]), int(case["head_dim"]), int(case["num_query_heads"]),
+                                 int(case["num_key_value_heads"]))
+    check_equal(count, case["expected"], name)"""),
 }
 
 
