@@ -653,6 +653,66 @@ def gqa_params_hidden():
     return out
 
 
+# ---------------------------------------------------------------------------
+# Assignment 9: rotary position embeddings (no Keras layer: Su et al.'s complex-number form)
+# ---------------------------------------------------------------------------
+
+def _rotary_complex(x, positions, base=10000.0):
+    """RoPE as Su et al. (2021) write it: pair (x_2i, x_2i+1) is the complex number
+    x_2i + i x_2i+1, multiplied by exp(i m theta_i), theta_i = base^(-2i/d), at position m."""
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    theta = np.exp(-np.log(base) * 2 * np.arange(d // 2) / d)
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * np.multiply.outer(np.asarray(positions, float), theta))
+    return np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
+
+
+def rotary_angles_hidden():
+    """Angles m theta_i, written as exp(-log(base) 2i/d) m."""
+    rng = np.random.default_rng(901)
+    out = {}
+    for name, (length, d, base) in {"d8": (5, 8, 10000.0), "d64": (7, 64, 10000.0), "base_500": (4, 16, 500.0),
+                                    "d2": (3, 2, 10000.0)}.items():
+        positions = rng.integers(0, 200, size=length)
+        out[name] = {"positions": positions, "d": np.array(d), "base": np.array(base),
+                     "expected": np.multiply.outer(positions.astype(float),
+                                                   np.exp(-np.log(base) * 2 * np.arange(d // 2) / d))}
+    return out
+
+
+def rotary_hidden():
+    """Rotated features by the complex-number form, for batches, heads and bases."""
+    rng = np.random.default_rng(902)
+    out = {}
+    for name, (shape, base) in {"sequence": ((6, 8), 10000.0), "batch": ((2, 5, 4), 10000.0),
+                                "batch_heads": ((2, 3, 4, 16), 10000.0), "base_100": ((3, 6), 100.0),
+                                "far": ((2, 3, 32), 10000.0)}.items():
+        x = rng.normal(size=shape)
+        positions = rng.integers(0, 5000 if name == "far" else 100, size=shape[-2])
+        out[name] = {"x": x, "positions": positions, "base": np.array(base),
+                     "expected": _rotary_complex(x, positions, base)}
+    return out
+
+
+def rotary_attention_hidden():
+    """Attention on complex-rotated queries and keys (course softmax, float64), values as they are."""
+    rng = np.random.default_rng(903)
+    out = {}
+    for name, (lead, T_q, T_k, d, d_v, positions, causal) in {
+            "self": ((2,), 5, 5, 8, 4, False, False), "heads": ((2, 3), 4, 4, 6, 4, False, False),
+            "cross": ((2,), 3, 6, 4, 6, False, False), "positions": ((2,), 4, 7, 8, 2, True, False),
+            "causal": ((2, 2), 5, 5, 8, 4, False, True), "one_query": ((2,), 1, 6, 8, 4, True, True)}.items():
+        q, k, v = rng.normal(size=lead + (T_q, d)), rng.normal(size=lead + (T_k, d)), rng.normal(size=lead + (T_k, d_v))
+        k_pos = np.sort(rng.choice(60, size=T_k, replace=False)) if positions else np.arange(T_k)
+        q_pos = k_pos[-T_q:] if positions else np.arange(T_q)
+        scores = _rotary_complex(q, q_pos) @ np.swapaxes(_rotary_complex(k, k_pos), -1, -2) / np.sqrt(d)
+        mask = (k_pos[None, :] <= q_pos[:, None]) if causal else None
+        weights = _course_softmax(scores, -1, mask)
+        out[name] = {"query": q, "key": k, "value": v, "query_positions": q_pos, "key_positions": k_pos,
+                     "causal": np.array(causal), "weights": weights, "output": weights @ v}
+    return out
+
+
 #: Every block a source notebook may contain, by the name it has there (``# BEGIN GENERATED <name>``).
 #: A name ending in ``_hidden`` or ``_data`` is rendered encoded (:func:`is_hidden`).
 GENERATORS = {
@@ -693,6 +753,10 @@ GENERATORS = {
     "gqa_masks_hidden": gqa_masks_hidden,
     "gqa_pool_hidden": gqa_pool_hidden,
     "gqa_params_hidden": gqa_params_hidden,
+    # Assignment 9: rotary position embeddings
+    "rotary_angles_hidden": rotary_angles_hidden,
+    "rotary_hidden": rotary_hidden,
+    "rotary_attention_hidden": rotary_attention_hidden,
 }
 
 

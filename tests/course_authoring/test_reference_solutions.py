@@ -142,6 +142,18 @@ for name, case in data.items():
     count = attention_parameters(int(case["d_model"]), int(case["head_dim"]), int(case["num_query_heads"]),
                                  int(case["num_key_value_heads"]))
     check_equal(count, case["expected"], name)"""),
+    "rotary_angles_hidden": ("a9_rotary_positions", """
+for name, case in data.items():
+    check_close(rotary_angles(case["positions"], int(case["d"]), base=float(case["base"])), case["expected"], name)"""),
+    "rotary_hidden": ("a9_rotary_positions", """
+for name, case in data.items():
+    check_close(apply_rotary(case["x"], case["positions"], base=float(case["base"])), case["expected"], name)"""),
+    "rotary_attention_hidden": ("a9_rotary_positions", """
+for name, case in data.items():
+    output, weights = rotary_attention(case["query"], case["key"], case["value"], case["query_positions"],
+                                       case["key_positions"], use_causal_mask=bool(case["causal"]))
+    check_close(weights, case["weights"], name)
+    check_close(output, case["output"], name)"""),
 }
 
 
