@@ -117,6 +117,12 @@ def max_scores(assignment: str) -> dict[str, float]:
             if c.metadata.get("nbgrader", {}).get("grade")}
 
 
+def written_answers(assignment: str) -> dict[str, float]:
+    """The answers graded by hand (nbgrader's manually graded Markdown cells): their points."""
+    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_notebook(assignment).cells
+            if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")}
+
+
 def autograded(report: dict, student: str):
     path = report["course"] / "autograded" / student / report["assignment"] / f"{report['assignment']}.ipynb"
     return nbformat.read(path, as_version=4)

@@ -45,9 +45,20 @@ def test_assignment_is_complete(assignment):
     nb = source_notebook(assignment)
     intro = nb.cells[0].source
     assert intro.startswith("# Assignment") and "## Learning objectives" in intro
-    points = {grade_id(c): float(_meta(c)["points"]) for c in nb.cells if _meta(c).get("grade")}
+    points = {grade_id(c): float(_meta(c)["points"]) for c in nb.cells
+              if _meta(c).get("grade") and c.cell_type == "code"}
     assert sum(points.values()) == 10 and all(p > 0 for p in points.values())
     assert str(int(sum(points.values()))) + " points" in intro
+    # Written answers, graded by hand in the formgrader: a model answer and a rubric for the
+    # instructor in the source (nbgrader removes the solution region from the student's copy).
+    written = {grade_id(c): c for c in nb.cells if _meta(c).get("grade") and c.cell_type == "markdown"}
+    for gid, c in written.items():
+        n = int(_meta(c)["points"])
+        assert _meta(c)["solution"] and n > 0, gid
+        answer = c.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+        assert "**Model answer.**" in answer and f"**Rubric ({n} points" in answer, gid
+    if written:
+        assert f"**{sum(int(_meta(c)['points']) for c in written.values())} points** graded by hand" in intro
     # After every solution cell: visible tests, then hidden tests, each worth points.
     cells = [c for c in nb.cells if c.cell_type == "code"]
     for i, c in enumerate(cells):
@@ -71,8 +82,10 @@ def test_student_version_holds_no_answers_and_no_hidden_data(assignment):
     assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
     assert not HIDDEN_BLOCK.search(text)
     nb = student_notebook(assignment)
-    stubs = [c for c in nb.cells if _meta(c).get("solution")]
+    stubs = [c for c in nb.cells if _meta(c).get("solution") and c.cell_type == "code"]
     assert stubs and all("raise NotImplementedError()" in c.source for c in stubs)
+    answers = [c for c in nb.cells if _meta(c).get("solution") and c.cell_type == "markdown"]
+    assert all(c.source == "YOUR ANSWER HERE" for c in answers)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -111,7 +124,8 @@ def test_each_test_cell_stands_on_its_own(assignment):
     nb = source_notebook(assignment)
     setup = set().union(*(_bound(ast.parse(c.source)) for c in nb.cells
                           if c.cell_type == "code" and _meta(c).get("locked") and not _meta(c).get("grade")))
-    api = set().union(*(_bound(ast.parse(c.source)) for c in nb.cells if _meta(c).get("solution")))
+    api = set().union(*(_bound(ast.parse(c.source)) for c in nb.cells
+                        if _meta(c).get("solution") and c.cell_type == "code"))
     for c in nb.cells:
         if c.cell_type == "code" and _is_test(c):
             tree = ast.parse(c.source)

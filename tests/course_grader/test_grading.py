@@ -13,7 +13,7 @@ import runpy
 import pytest
 
 from grading_support import (ASSIGNMENTS, HIDDEN_BLOCK, ROOT, cell_scores, edited, feedback_html,
-                             graded_batch, max_scores, solved_notebook, student_notebook)
+                             graded_batch, max_scores, solved_notebook, student_notebook, written_answers)
 
 # The catalogue of plausible wrong answers is the grader's own (solutions/<assignment>/mistakes.py):
 # name: (edits [(cell, old, new[, count])], cells that must score 0, cells that must keep full marks)
@@ -48,8 +48,13 @@ def test_solution_scores_full_marks(tmp_path_factory, assignment):
     report = _batch(tmp_path_factory, assignment)
     result = report["by_student"]["solution"]
     assert result["status"] == "graded" and result["flags"] == [] and result["events"] == []
-    assert cell_scores(report, "solution") == max_scores(assignment)
-    assert result["score"] == result["max_score"] == 10
+    scores, written = cell_scores(report, "solution"), written_answers(assignment)
+    assert {c: s for c, s in scores.items() if c not in written} == \
+        {c: s for c, s in max_scores(assignment).items() if c not in written}
+    # Written answers score nothing yet: they wait for the instructor, in the formgrader.
+    assert all(scores[c] == 0 for c in written)
+    assert result["manual_points"] == sum(written.values())
+    assert result["score"] == result["max_score"] - result["manual_points"] == 10
     assert result["diagnoses"] == []
 
 
