@@ -143,5 +143,5 @@ def test_source_and_student_versions_share_their_cells(assignment):
     source, student = source_notebook(assignment), student_notebook(assignment)
     assert [grade_id(c) for c in source.cells] == [grade_id(c) for c in student.cells]
     assert source.metadata["kernelspec"]["name"] == "python3"
-    assert re.fullmatch(r"a\d_[a-z_]+", assignment)
+    assert re.fullmatch(r"a\d+_[a-z_]+", assignment)
     assert nbformat.validate(student) is None
