@@ -45,20 +45,20 @@ MISTAKES = {
                'generate_hidden'],
         passes=[]),
     'position_zero': dict(
-        explain=('your decode_step adds the position embedding of position 0 to every new token: '
+        explain=('your decode_with_cache adds the position embedding of position 0 to every new token: '
                  'the token goes at the position after the cached ones, which is how many positions '
                  'the cache holds'),
         edits=[
-            ('decode_step', 'np.array([position])', 'np.arange(1)'),
+            ('decode_with_cache', 'np.array([position])', 'np.arange(1)'),
         ],
         fails=['step_visible', 'step_hidden', 'cache_hidden', 'generate_visible', 'generate_hidden'],
         passes=['attend_visible', 'attend_hidden']),
     'attention_input_not_normalised': dict(
-        explain=("your decode_step gives attention the residual stream x itself: in this pre-LN model "
+        explain=("your decode_with_cache gives attention the residual stream x itself: in this pre-LN model "
                  'each layer attends from layer_norm(x) with its norm_1 weights, as gpt_forward does, '
                  'so the cache must hold the keys and values of the normalised vectors'),
         edits=[
-            ('decode_step', 'attend_with_cache(layer_norm(x, *layer["norm_1"]), layer["attention"],',
+            ('decode_with_cache', 'attend_with_cache(layer_norm(x, *layer["norm_1"]), layer["attention"],',
              'attend_with_cache(x, layer["attention"],'),
         ],
         fails=['step_visible', 'step_hidden', 'cache_hidden', 'generate_visible', 'generate_hidden'],
@@ -66,10 +66,10 @@ MISTAKES = {
     'prompt_not_in_cache': dict(
         explain=('your generate_greedy reads the prompt with gpt_forward and leaves the cache empty, so '
                  'the generated tokens are read as if the text began with them, at positions 0, 1, …, '
-                 'without the prompt: read the prompt into the cache with decode_step'),
+                 'without the prompt: read the prompt into the cache with decode_with_cache'),
         edits=[
             ('generate_greedy', 'for t in range(prompt.shape[1]):                                     # read the prompt\n'
-                                '        logits, cache = decode_step(params, prompt[:, t], cache)',
+                                '        logits, cache = decode_with_cache(params, prompt[:, t], cache)',
              'logits = gpt_forward(params, prompt)[:, -1]'),
         ],
         fails=['generate_visible', 'generate_hidden'],

@@ -28,7 +28,7 @@ def test_cached_steps_give_the_full_pass_logits(nb, config, rng):
     cache = nb.empty_cache(params, B)
     for t in range(T):
         before = [dict(layer) for layer in cache]
-        logits, cache = nb.decode_step(params, tokens[:, t], cache)
+        logits, cache = nb.decode_with_cache(params, tokens[:, t], cache)
         np.testing.assert_allclose(logits, full[:, t], rtol=1e-10, atol=1e-10)
         assert all(layer["keys"].shape[2] == t + 1 == layer["values"].shape[2] for layer in cache)
         assert all(b["keys"].shape[2] == t for b in before)          # the given cache is left as it was
