@@ -1,8 +1,11 @@
 """A chapter never shows a graded function's solution before the reader can try the exercise.
 
 Where a chapter prints the course's version of a function that an assignment
-grades (``show_source``), the output is folded (``hide-output``, its toggle
-titled as a solution) and the Markdown just before it links to the assignment.
+grades, it does so with ``show_solution`` (never ``show_source``): a fold titled as
+a solution whose code stays out of the page's text until it is opened
+(``attention_course.book.display``; the built pages are searched for answers in
+``tests/site/test_site_links.py``), and the Markdown just before it links to the
+assignment.
 """
 
 import ast
@@ -28,11 +31,11 @@ def graded_names() -> dict[str, str]:
     return names
 
 
-def shown_functions(code: str) -> set[str]:
+def shown_functions(code: str, how: str = "show_source") -> set[str]:
     """The functions a ``show_source(a, m.b, C.c)`` cell prints: {"a", "b", "c"}."""
     shown = set()
     for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source":
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == how:
             shown |= {arg.attr if isinstance(arg, ast.Attribute) else arg.id for arg in node.args
                       if isinstance(arg, (ast.Attribute, ast.Name))}
     return shown
@@ -44,7 +47,8 @@ def graded_reveals():
         cells = jupytext.read(chapter).cells
         for index, cell in enumerate(cells):
             if cell.cell_type == "code":
-                assignments = {graded[n] for n in shown_functions(cell.source) if n in graded}
+                shown = shown_functions(cell.source) | shown_functions(cell.source, "show_solution")
+                assignments = {graded[n] for n in shown if n in graded}
                 for assignment in assignments:
                     yield pytest.param(chapter, cells, index, assignment,
                                        id=f"{chapter.stem}-{cell.source.strip()[:40]}")
@@ -53,8 +57,9 @@ def graded_reveals():
 @pytest.mark.parametrize("chapter, cells, index, assignment", list(graded_reveals()))
 def test_a_graded_solution_is_folded_after_a_link_to_its_exercise(chapter, cells, index, assignment):
     cell = cells[index]
-    assert "hide-output" in cell.metadata.get("tags", []), f"{chapter.name}: fold {cell.source!r}"
-    assert "solution" in cell.metadata.get("mystnb", {}).get("code_prompt_show", "").lower()
+    graded = graded_names()
+    assert not set(graded) & shown_functions(cell.source), \
+        f"{chapter.name}: show a graded function with show_solution, not show_source: {cell.source!r}"
     before = cells[index - 1]
     assert before.cell_type == "markdown" and f"exercises/{assignment}/{assignment}" in before.source, \
         f"{chapter.name}: link to {assignment} just before {cell.source!r}"

@@ -281,3 +281,18 @@ def test_a_published_chapter_reads_cleanly_once_rendered_by_jupyter(page, site):
     first_number = site_page.split('<span class="pasted-text">', 1)[1].split("</span>", 1)[0]
     assert page.locator("span[title*=\"book's own run\"]").first.inner_text() == first_number
     assert "Fig. 11." in text and "(11.1)" in text   # figure and equation numbers as on the site
+
+
+def test_a_folded_solution_is_decoded_only_when_opened(page, server):
+    """The course's solution of a graded function: closed, not in the page's text, highlighted once opened."""
+    open_page(page, url(server, "chapters/04_dot_product_attention"))
+    fold = page.locator("details.course-solution")
+    assert fold.count() == 1
+    assert fold.get_attribute("open") is None
+    assert "def scaled_dot_product_attention" not in page.locator("body").text_content()
+    fold.locator("summary").click()
+    code = fold.locator(".course-solution-code .highlight pre")
+    code.wait_for(state="visible")
+    assert "def scaled_dot_product_attention(" in code.text_content()
+    assert "def dot_product_attention(" in code.text_content()
+    assert page.problems.all() == []
