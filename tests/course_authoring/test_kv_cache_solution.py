@@ -52,4 +52,6 @@ def test_greedy_generation_equals_the_full_pass(nb, config, rng):
     expected = prompt
     for _ in range(config["max_length"] - 2):
         expected = np.concatenate([expected, nb.gpt_forward(params, expected)[:, -1].argmax(-1)[:, None]], axis=1)
-    np.testing.assert_array_equal(nb.generate_greedy(params, prompt, config["max_length"] - 2), expected)
+    tokens, logits = nb.generate_greedy(params, prompt, config["max_length"] - 2)
+    np.testing.assert_array_equal(tokens, expected)
+    np.testing.assert_allclose(logits, nb.gpt_forward(params, expected[:, :-1])[:, 1:], rtol=1e-10, atol=1e-10)
