@@ -145,3 +145,24 @@ def test_source_and_student_versions_share_their_cells(assignment):
     assert source.metadata["kernelspec"]["name"] == "python3"
     assert re.fullmatch(r"a\d+_[a-z_]+", assignment)
     assert nbformat.validate(student) is None
+
+
+def test_the_exercises_page_lists_every_assignment_with_its_chapter_and_points():
+    """One row per assignment on the book's Exercises page, in step with the notebook's own header."""
+    page = (ROOT / "book" / "exercises.md").read_text()
+    rows = {m.group(1): m.group(2).split(" | ")
+            for m in re.finditer(r"^\| \{doc\}`exercises/(\w+)/\1` \| (.*) \|$", page, re.M)}
+    assert set(rows) == set(ASSIGNMENTS)
+    total_auto = total_written = 0
+    for assignment, (objectives, chapters, points) in rows.items():
+        nb = source_notebook(assignment)
+        header = next(line for line in nb.cells[0].source.splitlines() if "goes with" in line)
+        named = set(re.findall(r"\b(\d+) \(", header.split("goes with")[1]))
+        assert named and named <= set(re.findall(r"\d+", chapters)), (assignment, chapters, header)
+        auto = sum(float(_meta(c)["points"]) for c in nb.cells if _meta(c).get("grade") and c.cell_type == "code")
+        written = sum(float(_meta(c)["points"]) for c in nb.cells
+                      if _meta(c).get("grade") and c.cell_type == "markdown")
+        assert points == (f"{auto:g} + {written:g} written" if written else f"{auto:g}"), assignment
+        assert objectives.strip(), assignment
+        total_auto, total_written = total_auto + auto, total_written + written
+    assert f"{total_auto:g} points graded\nautomatically, and {total_written:g} for written answers" in page
