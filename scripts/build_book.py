@@ -48,6 +48,7 @@ EXECUTION_CACHE = BUILD / ".jupyter_cache"
 DOCTREES = BUILD / ".doctrees"
 KEYS = BUILD / ".chapter-keys.json"       # chapter -> key of the outputs in the cache
 CLAIMS = BUILD / "claims"
+TOC_BUILT = BUILD / ".toc-built.yml"      # the table of contents the site was last written with
 
 
 def chapters() -> list[Path]:
@@ -159,7 +160,14 @@ def main() -> int:
 
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(BOOK),
                "--path-output", str(ROOT), "-W", "-n", "--keep-going"]
+    # Sphinx rewrites only the pages whose source changed; a new table of contents
+    # changes every page's previous/next links and sidebar, so then it writes them all.
+    toc = (BOOK / "_toc.yml").read_text()
+    if not TOC_BUILT.exists() or TOC_BUILT.read_text() != toc:
+        command.append("--all")
     code = subprocess.call(command, cwd=ROOT)
+    if code == 0:
+        TOC_BUILT.write_text(toc)
     seconds = time.perf_counter() - started
 
     times = chapter_times(cache)

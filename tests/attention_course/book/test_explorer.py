@@ -1,4 +1,4 @@
-"""The attention explorer's HTML and data (its behaviour in a browser: tests/site/test_explorer.py)."""
+"""The attention explorer's HTML and data (its behaviour in a browser: tests/site/test_site_explorer.py)."""
 
 import html
 import json
