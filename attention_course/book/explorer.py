@@ -119,6 +119,8 @@ def attention_explorer(title: str, examples: Sequence[Example], layer_names: Seq
         raise ValueError("attention_explorer needs at least one example")
     stored, shape = [], None
     for example in examples:
+        if not len(example.queries) or not len(example.keys):
+            raise ValueError(f"example {example.name!r} needs at least one query and one key token")
         weights = np.asarray(example.weights, dtype=float)
         if weights.ndim != 4 or weights.shape[2:] != (len(example.queries), len(example.keys)):
             raise ValueError(f"example {example.name!r}: weights must be (layers, heads, T_q, T_k) = "
@@ -162,7 +164,7 @@ def toy_explorer(title: str, tokens: Sequence[str], query: np.ndarray, key: np.n
             the page's weights are computed from the stored values).
     """
     query, key = np.round(np.asarray(query, dtype=float), 4), np.round(np.asarray(key, dtype=float), 4)
-    if query.ndim != 2 or query.shape != key.shape or query.shape[0] != len(tokens):
+    if not len(tokens) or query.ndim != 2 or query.shape != key.shape or query.shape[0] != len(tokens):
         raise ValueError(f"query and key must both be (T, d_k) with T = {len(tokens)} tokens, "
                          f"got {query.shape} and {key.shape}")
     data = {"title": title, "hint": HINT,

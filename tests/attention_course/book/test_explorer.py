@@ -92,6 +92,8 @@ def test_examples_must_agree_on_layers_and_heads():
         explorer.attention_explorer("t", [one, other])
     with pytest.raises(ValueError, match="head names"):
         explorer.attention_explorer("t", [one], head_names=["only one"])
+    with pytest.raises(ValueError, match="at least one query and one key"):
+        explorer.attention_explorer("t", [explorer.Example("empty", [], [], np.ones((1, 1, 0, 0)))])
     with pytest.raises(ValueError, match="at least one example"):
         explorer.attention_explorer("t", [])
     with pytest.raises(ValueError, match="\\(T, d_k\\)"):
