@@ -120,6 +120,7 @@
       ? (s.scale ? "scaled by 1/√d_k" : "not scaled") + (s.causal ? ", causal mask" : ", no mask")
       : (d.examples.length > 1 ? example.name + ": " : "") + d.layers[s.layer] + ", " + d.heads[s.head];
     this.readout.textContent = d.hint;
+    this.readout.removeAttribute("data-row");
 
     var left = PAD + CHAR * Math.max.apply(null, example.queries.map(function (t) { return t.length; }));
     var top = PAD + CHAR * Math.max.apply(null, example.keys.map(function (t) { return t.length; }));
@@ -157,7 +158,11 @@
     this.svg.querySelectorAll("rect.cell").forEach(function (r) {
       r.setAttribute("opacity", i === null || +r.getAttribute("data-row") === i ? "1" : "0.3");
     });
-    if (i === null) { this.readout.textContent = this.data.hint; return; }
+    if (i === null) {
+      this.readout.textContent = this.data.hint;
+      this.readout.removeAttribute("data-row");
+      return;
+    }
     var row = this.shown[i], order = row.map(function (_, j) { return j; })
       .sort(function (a, b) { return row[b] - row[a]; }).slice(0, 3);
     this.readout.textContent = "“" + example.queries[i] + "” attends to " + order.map(function (j) {

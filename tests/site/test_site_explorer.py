@@ -97,6 +97,10 @@ def test_hovering_a_query_reads_out_where_it_attends(page, server):
     assert readout.split(" attends to ")[1].startswith(f"{example['keys'][top]} {row[top]:.2f}"), readout
     dimmed = explorer.locator(".attention-explorer-live rect.cell[opacity='0.3']").count()
     assert dimmed == len(row) * (len(example["queries"]) - 1)
+    assert explorer.locator(".attention-explorer-readout").get_attribute("data-row") == str(it)
+    explorer.locator(".attention-explorer-caption").last.hover()         # off the drawing
+    assert explorer.locator(".attention-explorer-readout").get_attribute("data-row") is None
+    assert explorer.locator(".attention-explorer-live rect.cell[opacity='0.3']").count() == 0
 
 
 def test_the_toy_recomputes_the_weights_in_the_page_as_numpy_does(page, server):
