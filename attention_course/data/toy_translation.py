@@ -59,10 +59,15 @@ def _phrase_lengths(rng: np.random.Generator, length: int) -> list[int]:
         # be empty or long enough for "and" plus a two-word phrase.
         options = [p for p in range(2, 3 + MAX_ADJECTIVES)
                    if p <= remaining and (remaining - p == 0 or remaining - p >= 3)]
-        p = int(rng.choice(options))
+        p = options[rng.integers(len(options))]    # the draw rng.choice(options) makes
         lengths.append(p)
         remaining -= p
     return lengths
+
+
+# Word lists in a fixed order, drawn from by index: ``rng.integers(len(words))``
+# is the draw ``rng.choice(words)`` makes, without converting the list every time.
+_DETERMINER_LIST, _ADJECTIVE_LIST, _NOUN_LIST = list(DETERMINERS), list(ADJECTIVES), list(NOUNS)
 
 
 def sample_pair(rng: np.random.Generator, length: int) -> tuple[list[str], list[str]]:
@@ -72,9 +77,9 @@ def sample_pair(rng: np.random.Generator, length: int) -> tuple[list[str], list[
         if k:
             source.append(CONJUNCTION[0])
             target.append(CONJUNCTION[1])
-        det = str(rng.choice(list(DETERMINERS)))
-        adjs = [str(a) for a in rng.choice(list(ADJECTIVES), size=p - 2)]
-        noun = str(rng.choice(list(NOUNS)))
+        det = _DETERMINER_LIST[rng.integers(len(_DETERMINER_LIST))]
+        adjs = [_ADJECTIVE_LIST[i] for i in rng.integers(len(_ADJECTIVE_LIST), size=p - 2)]
+        noun = _NOUN_LIST[rng.integers(len(_NOUN_LIST))]
         source += [det, *adjs, noun]
         target += [DETERMINERS[det], NOUNS[noun], *[ADJECTIVES[a] for a in reversed(adjs)]]
     return source, target

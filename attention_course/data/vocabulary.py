@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -15,7 +16,7 @@ class Vocabulary:
 
     tokens: tuple[str, ...]
 
-    @property
+    @cached_property   # computed once: encode() is called for every sentence of a data set
     def index(self) -> dict[str, int]:
         return {t: i for i, t in enumerate(self.tokens)}
 
