@@ -362,6 +362,99 @@ class Transformer(keras.Model):
 
         return step, None
 
+    def cached_step(self, source):
+        """A ``step`` function like :meth:`greedy_step` that computes only the newest position.
+
+        Each decoder layer keeps the keys and values of the positions decoded
+        so far (a *KV cache*, chapter 13) and, computed once, those of the
+        encoder's output for cross-attention; a step embeds the newest token,
+        attends from it alone and appends its keys and values.  The logits and
+        attention are those of :meth:`greedy_step` (a test checks it at every
+        step), at a fraction of the cost: re-reading a prefix of ``t`` words
+        makes a whole sentence cost ``O(T^2)`` positions, the cache ``O(T)``.
+        ``state`` is the cache, ``(keys, values)``: per layer ``(B, t, heads,
+        key_dim)`` arrays, which beam search reorders with the beams.  Only for
+        a causal decoder: without the mask, earlier positions would change.
+        """
+        if not self.causal:
+            raise ValueError("a cache of earlier positions needs the causal mask: without it, "
+                             "every position changes when a word is added (use greedy_step)")
+        memory, source_mask = self.encode(source)
+        cross = [(b.cross_attention.key_dense(memory), b.cross_attention.value_dense(memory))
+                 for b in self.decoder_blocks]
+        step_function = self._cached_step_function()
+        batch = ops.shape(memory)[0]
+        attention = self.decoder_blocks[0].self_attention
+        empty_keys = [np.zeros((batch, 0, attention.num_heads, attention.key_dim), "float32")] \
+            * len(self.decoder_blocks)
+        empty_values = [np.zeros((batch, 0, attention.num_heads, attention.value_dim), "float32")] \
+            * len(self.decoder_blocks)
+
+        def step(tokens, state):
+            tokens = np.asarray(tokens)
+            if tokens.shape[1] > self.max_length:
+                raise ValueError(f"a prefix of {tokens.shape[1]} tokens is longer than "
+                                 f"max_length={self.max_length}")
+            keys, values = state if state is not None else (empty_keys, empty_values)
+            logits, attention, keys, values = step_function(
+                tokens[:, -1:].astype("int32"), np.int32(tokens.shape[1] - 1),
+                list(keys), list(values), cross, source_mask)
+            state = ([ops.convert_to_numpy(k) for k in keys], [ops.convert_to_numpy(v) for v in values])
+            return ops.convert_to_numpy(logits), state, ops.convert_to_numpy(attention)
+
+        return step, None
+
+    def _cached_step_function(self):
+        """A compiled ``(newest token, t, cache, cross keys/values, source mask) -> (logits, attention, cache)``."""
+        if getattr(self, "_cached_step", None) is None:
+            import tensorflow as tf  # the course runs Keras on TensorFlow
+
+            def attend(layer, query, keys, values, mask=None):
+                """The newest position ``(B, 1, d)`` attends over ``keys``/``values`` ``(B, t, h, k)``."""
+                q = layer.query_dense(query)                                    # (B, 1, h, k)
+                if self.scale_attention:
+                    q = q * ops.cast(1.0 / math.sqrt(q.shape[-1]), q.dtype)
+                scores = ops.einsum("bqhk,bthk->bhqt", q, keys)                 # (B, h, 1, t)
+                if mask is not None:
+                    scores = ops.where(mask[:, None, None, :], scores, -1e9)  # Keras' masked softmax
+                # softmax written out: Keras' warns when the first step has one key to attend to
+                weights = ops.exp(scores - ops.max(scores, axis=-1, keepdims=True))
+                weights = weights / ops.sum(weights, axis=-1, keepdims=True)
+                output = layer.output_dense(ops.einsum("bhqt,bthk->bqhk", weights, values))
+                return output, weights
+
+            def new_position(token, t, keys, values, cross, source_mask):
+                y = self.target_embedding.token_embedding(token)               # (B, 1, d)
+                if self.target_embedding.scale:
+                    y = y * ops.cast(math.sqrt(self.d_model), y.dtype)
+                if self.target_embedding.positions == "sinusoidal":
+                    y = y + sinusoids(self.max_length, self.d_model, dtype=y.dtype)[t][None, None]
+                elif self.target_embedding.positions == "learned":
+                    y = y + self.target_embedding.position_embedding(t)[None, None]
+                new_keys, new_values = [], []
+                for block, k, v, (cross_k, cross_v) in zip(self.decoder_blocks, keys, values, cross):
+                    def self_attend(h, block=block, k=k, v=v):
+                        k = ops.concatenate([k, block.self_attention.key_dense(h)], axis=1)
+                        v = ops.concatenate([v, block.self_attention.value_dense(h)], axis=1)
+                        new_keys.append(k)
+                        new_values.append(v)
+                        return attend(block.self_attention, h, k, v)[0], None
+
+                    def cross_attend(h, block=block, cross_k=cross_k, cross_v=cross_v):
+                        return attend(block.cross_attention, h, cross_k, cross_v, source_mask)
+
+                    y, _ = block.sublayer(y, block.self_attention_norm, self_attend)
+                    y, weights = block.sublayer(y, block.cross_attention_norm, cross_attend)
+                    y, _ = block.sublayer(y, block.feed_forward_norm,
+                                          lambda h, block=block: (block.feed_forward(h), None))
+                if self.final_decoder_norm is not None:
+                    y = self.final_decoder_norm(y)
+                logits = self.classifier(y)[:, 0]                               # (B, V)
+                return logits, ops.mean(weights[:, :, 0], axis=1), new_keys, new_values
+
+            self._cached_step = tf.function(new_position, reduce_retracing=True)
+        return self._cached_step
+
 
 def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6, d_model: int = 32,
                    num_heads: int = 4, d_ff: int = 64, pre_ln: bool = False,

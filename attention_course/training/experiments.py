@@ -72,8 +72,11 @@ class TranslationRun:
 
 
 def decode_test_set(model, test, batch_size: int = 500):
-    """Greedy-decode every test sentence with ``model.greedy_step``.
+    """Greedy-decode every test sentence with ``model.cached_step`` (or ``greedy_step``).
 
+    A Transformer decodes with its KV cache (``cached_step``: the same
+    translations, each step computing only the newest position); the RNN
+    models' ``greedy_step`` carries their state from step to step already.
     Batches are formed from sentences of similar length (the results come
     back in the test set's order): a batch stops as soon as its longest
     sentence is finished, so short batches take few steps.
@@ -85,7 +88,7 @@ def decode_test_set(model, test, batch_size: int = 500):
     tokens, attention = [], []
     for i in range(0, len(test), batch_size):
         source = test.source[order[i:i + batch_size]]
-        step, state = model.greedy_step(source)
+        step, state = getattr(model, "cached_step", model.greedy_step)(source)
         t, a = decoding.greedy_decode(step, state, len(source), start, end, steps)
         tokens.append(t)
         attention.append(a)

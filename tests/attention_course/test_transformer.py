@@ -262,6 +262,48 @@ def test_greedy_step_gives_the_last_positions_logits(reference_model):
         step(np.ones((3, 11), dtype=int), None)
 
 
+@pytest.mark.parametrize("settings", [
+    {"pre_ln": False}, {"pre_ln": True}, {"positions": "learned", "pre_ln": True},
+    {"positions": "none", "num_layers": 1}, {"scale_attention": False, "pre_ln": True},
+    {"scale_embeddings": False}], ids=["post-LN", "pre-LN", "learned", "no positions", "unscaled",
+                                       "unscaled embeddings"])
+def test_cached_step_gives_greedy_steps_logits_at_every_step(rng, settings):
+    """The KV cache changes the cost of a step, not its result (beam search reorders it too)."""
+    model, source, decoder_input = small_model(rng, **settings)
+    step, state = model.greedy_step(source)
+    cached, cache = model.cached_step(source)
+    assert cache is None
+    for t in range(1, decoder_input.shape[1] + 1):
+        expected, _, expected_attention = step(decoder_input[:, :t], state)
+        logits, cache, attention = cached(decoder_input[:, :t], cache)
+        np.testing.assert_allclose(logits, expected, **MODEL_TOL)
+        np.testing.assert_allclose(attention, expected_attention, **MODEL_TOL)
+        keys, values = cache
+        assert len(keys) == len(values) == len(model.decoder_blocks)
+        assert keys[0].shape == values[0].shape == (3, t, model.decoder_blocks[0].self_attention.num_heads,
+                                                    model.d_model // model.decoder_blocks[0].self_attention.num_heads)
+    for search in ("greedy", "beam"):
+        step, state = model.greedy_step(np.repeat(source, 3, axis=0))
+        cached, cache = model.cached_step(np.repeat(source, 3, axis=0))
+        if search == "greedy":
+            expected = greedy_decode(step, state, 9, start_id=1, end_id=2, max_steps=9)
+            got = greedy_decode(cached, cache, 9, start_id=1, end_id=2, max_steps=9)
+        else:
+            expected = beam_search(step, state, 3, beam_width=3, start_id=1, end_id=2, max_steps=9)
+            got = beam_search(cached, cache, 3, beam_width=3, start_id=1, end_id=2, max_steps=9)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1], **MODEL_TOL)
+
+
+def test_cached_step_refuses_a_decoder_without_the_causal_mask(rng):
+    model, source, _ = small_model(rng, causal=False)
+    with pytest.raises(ValueError, match="needs the causal mask"):
+        model.cached_step(source)
+    step, _ = small_model(rng)[0].cached_step(source)
+    with pytest.raises(ValueError, match="longer than max_length"):
+        step(np.ones((3, 11), dtype=int), None)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda w: nt.encoder_block(np.zeros((2, 3, 5)), w.encoder[0]), "d_model=16"),
     (lambda w: nt.encoder_block(np.zeros((2, 3, 16)), w.encoder[0], padding_mask=np.ones((2, 4), bool)),

@@ -52,6 +52,20 @@ def test_results_come_back_in_test_order(batch_size):
     assert all(a.max() <= b.min() for a, b in zip(batches, batches[1:]))
 
 
+def test_a_model_with_a_cache_decodes_with_it():
+    """A Transformer's cached_step is what decodes the test set (the same translations, cheaper)."""
+    class CachedEcho(EchoModel):
+        def cached_step(self, source):
+            self.cached_calls = getattr(self, "cached_calls", 0) + 1
+            return self.greedy_step(source)
+
+    test = task.make_dataset(30, max_length=8, seed=4)
+    model = CachedEcho()
+    tokens, _ = experiments.decode_test_set(model, test, batch_size=10)
+    assert model.cached_calls == 3
+    np.testing.assert_array_equal(tokens, experiments.decode_test_set(EchoModel(), test, batch_size=10)[0])
+
+
 class _Stop(Exception):
     pass
 
