@@ -106,9 +106,8 @@ def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     if jobs:
         print(f"executing {len(jobs)} chapter(s) in {workers()} kernel(s): "
               + ", ".join(job.path.stem for job in jobs))
-    for job in jobs:
-        if job.path.stem[:2].isdigit():  # chapters/08_... records claims named ch8_...
-            claims.forget_chapter(CLAIMS, int(job.path.stem[:2]), seed)
+    for job in jobs:  # a page that executes again records its claims afresh
+        claims.forget_page(CLAIMS, job.path.stem, seed)
     results = chapter_execution.execute_all(jobs, workers())
     for result in results:
         if result.error is not None:

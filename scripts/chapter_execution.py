@@ -206,7 +206,9 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
 
     if job.notebook is None:
         job.notebook = read_chapter(job.path)
-    environment = os.environ | job.environment
+    from attention_course.book.claims import PAGE_VARIABLE
+
+    environment = os.environ | job.environment | {PAGE_VARIABLE: job.path.stem}
     # record_timing=False: jupyter-cache hashes the code cells' metadata, and timings
     # stored there would keep Sphinx from finding the executed notebook in the cache.
     client = NotebookClient(job.notebook, timeout=timeout, allow_errors=False, record_timing=False,

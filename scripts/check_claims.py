@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     for seed in args.seeds:
         by_path = {}
         for path in paths:
-            claims.forget_chapter(RECORDS, int(path.stem[:2]), seed)
+            claims.forget_page(RECORDS, path.stem, seed)
             by_path[path] = chapter_execution.Job(path, environment={
                 SEED_VARIABLE: str(seed), claims.FOLDER_VARIABLE: str(RECORDS),
                 claims.MODE_VARIABLE: "record"}, expected_seconds=-int(path.stem[:2]))

@@ -16,7 +16,10 @@ train under seeds 0, 1 and 2, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
 so that a failing claim is recorded rather than raised, and prints one table:
 every claim, its threshold, its value under each seed and its smallest margin.
 
-Names start with the chapter (``ch8_...``), like glue names.
+Names start with the chapter (``ch8_...``), like glue names.  A chapter may
+span several pages (chapter 11 has two); each record also names the page that
+made it (``$ATTENTION_COURSE_PAGE``, set by the build for every page it
+executes), so that re-executing one page replaces that page's records only.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ..seeding import course_seed
 
 FOLDER_VARIABLE = "ATTENTION_COURSE_CLAIMS"
 MODE_VARIABLE = "ATTENTION_COURSE_CLAIMS_MODE"
+PAGE_VARIABLE = "ATTENTION_COURSE_PAGE"
 
 OPERATORS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 NAME = re.compile(r"ch(\d+)_[a-z0-9_]+")
@@ -49,6 +53,7 @@ class Claim:
     threshold: float
     seed: int
     fmt: str = ".3g"
+    page: str = ""    # the page (file name without .md) that made the claim
 
     @property
     def margin(self) -> float:
@@ -86,7 +91,8 @@ def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") ->
                          f"got {name!r}")
     if op not in OPERATORS:
         raise ValueError(f"op must be one of {sorted(OPERATORS)}, got {op!r}")
-    checked = Claim(name, about, float(value), op, float(threshold), course_seed(), fmt)
+    checked = Claim(name, about, float(value), op, float(threshold), course_seed(), fmt,
+                    os.environ.get(PAGE_VARIABLE, ""))
     folder = os.environ.get(FOLDER_VARIABLE)
     if folder:
         record(checked, Path(folder))
@@ -116,7 +122,8 @@ def load(folder: Path) -> dict[int, dict[str, Claim]]:
     return recorded
 
 
-def forget_chapter(folder: Path, chapter: int, seed: int) -> None:
-    """Remove the records of one chapter under one seed (before it executes again)."""
-    for path in Path(folder).glob(f"seed-{seed}/ch{chapter}_*.json"):
-        path.unlink()
+def forget_page(folder: Path, page: str, seed: int) -> None:
+    """Remove the records that the page ``page`` made under one seed (before it executes again)."""
+    for path in Path(folder).glob(f"seed-{seed}/*.json"):
+        if json.loads(path.read_text()).get("page") == page:
+            path.unlink()

@@ -70,14 +70,17 @@ def test_bad_operator_and_mode_are_refused(folder, monkeypatch):
         claims.claim("ch1_x", 1, ">", 0, "x")
 
 
-def test_forget_chapter_removes_one_chapter_under_one_seed(folder, monkeypatch):
+def test_forget_page_removes_one_pages_records_under_one_seed(folder, monkeypatch):
+    """Chapter 11 has two pages: re-executing one must not drop the other's claims."""
     for seed in (0, 1):
         monkeypatch.setenv(seeding.SEED_VARIABLE, str(seed))
-        claims.claim("ch3_a", 1, ">", 0, "x")
-        claims.claim("ch13_a", 1, ">", 0, "x")
-    claims.forget_chapter(folder, 3, 0)   # ch3 only: not ch13
+        for page, name in (("11_one", "ch11_a"), ("11_two", "ch11_b"), ("03_x", "ch3_a")):
+            monkeypatch.setenv(claims.PAGE_VARIABLE, page)
+            claims.claim(name, 1, ">", 0, "x")
+    claims.forget_page(folder, "11_one", 0)
     recorded = claims.load(folder)
-    assert set(recorded[0]) == {"ch13_a"} and set(recorded[1]) == {"ch3_a", "ch13_a"}
+    assert set(recorded[0]) == {"ch11_b", "ch3_a"} and set(recorded[1]) == {"ch11_a", "ch11_b", "ch3_a"}
+    assert recorded[1]["ch11_a"].page == "11_one"
 
 
 def test_records_are_plain_json(folder):
