@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .checks import as_float_array, as_mask, require_ndim
+from .checks import as_float_array, as_mask, checked, require_ndim
 from .softmax import softmax
 
 
@@ -58,6 +58,15 @@ def check_qkv(query, key, value, same_width: bool):
     return query, key, value, (*batch, query.shape[-2], key.shape[-2])
 
 
+def scores_shape(query, key, value) -> tuple[int, ...]:
+    """``(..., T_q, T_k)``: the scores' shape, batch dimensions broadcast over all three inputs.
+
+    For inputs that :func:`check_qkv` has accepted.  Used by the code of chapter 2.
+    """
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    return (*batch, query.shape[-2], key.shape[-2])
+
+
 def attend(scores: np.ndarray, value: np.ndarray, mask=None) -> tuple[np.ndarray, np.ndarray]:
     """The step all attention shares: normalise scores over the keys, average the values.
 
@@ -77,6 +86,20 @@ def attend(scores: np.ndarray, value: np.ndarray, mask=None) -> tuple[np.ndarray
     return weights @ value, weights
 
 
+def check_dot_product_attention(query, key, value, mask):
+    """The arguments of dot-product attention (chapters 2-4), checked and converted.
+
+    ``query``, ``key`` and ``value`` as float arrays whose shapes fit
+    (:func:`check_qkv`, query and key of one width), ``mask`` as booleans that
+    broadcast to the scores ``(..., T_q, T_k)``.
+    """
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
+    if mask is not None:
+        mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+    return dict(query=query, key=key, value=value, mask=mask)
+
+
+@checked(check_dot_product_attention)
 def dot_product_attention(query, key, value, mask=None, scale: float = 1.0):
     """Dot-product attention (Luong et al., 2015): ``score(q, k) = scale * q . k``.
 
@@ -86,33 +109,80 @@ def dot_product_attention(query, key, value, mask=None, scale: float = 1.0):
 
     Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Scaled dot-product attention".
     """
-    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
-    if mask is not None:
-        as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
-    # Scaling the (T_q, d) queries is cheaper than scaling the (T_q, T_k) scores.
+    # Scaling the queries (..., T_q, d) is cheaper than the scores (..., T_q, T_k).
     scores = (query * scale if scale != 1.0 else query) @ np.swapaxes(key, -1, -2)
-    return attend(scores.astype(np.result_type(query, key), copy=False), value, mask)
+    scores = scores.astype(np.result_type(query, key), copy=False)  # float32 stays so
+    return attend(scores, value, mask)
 
 
-def scaled_dot_product_attention(query, key, value, mask=None):
-    """Scaled dot-product attention (Vaswani et al., 2017): ``softmax(Q K^T / sqrt(d_k)) V``.
+def check_scaled_dot_product_attention(query):
+    """The query of :func:`scaled_dot_product_attention` (chapter 4): floats, at least one feature.
 
-    Dividing by ``sqrt(d_k)`` keeps the scores' variance near 1 whatever the
-    width, so the softmax does not saturate as ``d_k`` grows.
-    Shapes as in the module docstring.
-
-    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Scaled dot-product attention".
+    The other arguments are checked by :func:`dot_product_attention`, which it calls.
     """
     query = as_float_array(query, "query")
     require_ndim(query, "query", 2, "(..., T_q, d_k)")
     if query.shape[-1] == 0:
         raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")
-    return dot_product_attention(query, key, value, mask=mask,
-                                 scale=float(1.0 / np.sqrt(query.shape[-1])))
+    return dict(query=query)
 
 
-def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_key=None):
-    """Additive attention (Bahdanau et al., 2015): ``score(q, k) = v . tanh(q W_q + k W_k)``.
+@checked(check_scaled_dot_product_attention)
+def scaled_dot_product_attention(query, key, value, mask=None):
+    """Scaled dot-product attention: ``softmax(Q K^T / sqrt(d_k)) V``.
+
+    The Transformer's attention (Vaswani et al., 2017).  Dividing by
+    ``sqrt(d_k)`` keeps the scores' variance near 1 whatever the width, so the
+    softmax does not saturate as ``d_k`` grows.  Shapes as in the module docstring.
+
+    Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Scaled dot-product attention".
+    """
+    scale = float(1.0 / np.sqrt(query.shape[-1]))                      # 1 / sqrt(d_k)
+    return dot_product_attention(query, key, value, mask=mask, scale=scale)
+
+
+def check_additive_attention(query, key, value, mask, v, W_query, W_key):
+    """The arguments of :func:`additive_attention` (chapter 3), checked and converted.
+
+    ``v`` comes back filled in (all ones when None) and in the dtype of the
+    hidden layer ``tanh(q W_q + k W_k)``, which it multiplies.
+    """
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=False)
+    if W_query is not None:
+        W_query = as_float_array(W_query, "W_query")
+        if W_query.ndim != 2 or W_query.shape[0] != query.shape[-1]:
+            raise ValueError(
+                f"W_query must have shape (d_q={query.shape[-1]}, d_a); got {W_query.shape}")
+    if W_key is not None:
+        W_key = as_float_array(W_key, "W_key")
+        if W_key.ndim != 2 or W_key.shape[0] != key.shape[-1]:
+            raise ValueError(f"W_key must have shape (d_k={key.shape[-1]}, d_a); got {W_key.shape}")
+    # The widths and dtypes of the projected query and key.
+    query_width, query_dtype = (query.shape[-1], query.dtype) if W_query is None else \
+        (W_query.shape[1], np.result_type(query, W_query))
+    key_width, key_dtype = (key.shape[-1], key.dtype) if W_key is None else \
+        (W_key.shape[1], np.result_type(key, W_key))
+    if query_width != key_width:
+        raise ValueError(
+            "after the projections, query and key must have the same width d_a; "
+            f"got {query_width} and {key_width} (pass W_query/W_key to project them)")
+    d_a = query_width
+    v = np.ones(d_a, dtype=query_dtype) if v is None else as_float_array(v, "v")
+    if v.shape != (d_a,):
+        raise ValueError(f"v must have shape (d_a,) = ({d_a},); got {v.shape}")
+    if mask is not None:
+        mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+    v = v.astype(np.result_type(query_dtype, key_dtype), copy=False)
+    return dict(query=query, key=key, value=value, mask=mask, v=v, W_query=W_query, W_key=W_key)
+
+
+@checked(check_additive_attention)
+def additive_attention(query, key, value, mask=None, *,
+                       v=None, W_query=None, W_key=None):
+    """Bahdanau's additive attention: ``score(q, k) = v . tanh(q W_q + k W_k)``.
+
+    Bahdanau, Cho and Bengio (2015) score every pair of a query and a key
+    with a one-hidden-layer network.
 
     Args:
         query: ``(..., T_q, d_q)``; in a translation model, the decoder state.
@@ -133,35 +203,30 @@ def additive_attention(query, key, value, mask=None, *, v=None, W_query=None, W_
 
     Explained in chapter 3, *Additive (Bahdanau) attention*, section "The score".
     """
-    query, key, value, scores_shape = check_qkv(query, key, value, same_width=False)
     if W_query is not None:
-        W_query = as_float_array(W_query, "W_query")
-        if W_query.ndim != 2 or W_query.shape[0] != query.shape[-1]:
-            raise ValueError(f"W_query must have shape (d_q={query.shape[-1]}, d_a); got {W_query.shape}")
-        query = query @ W_query
+        query = query @ W_query                             # (..., T_q, d_a)
     if W_key is not None:
-        W_key = as_float_array(W_key, "W_key")
-        if W_key.ndim != 2 or W_key.shape[0] != key.shape[-1]:
-            raise ValueError(f"W_key must have shape (d_k={key.shape[-1]}, d_a); got {W_key.shape}")
-        key = key @ W_key
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            "after the projections, query and key must have the same width d_a; "
-            f"got {query.shape[-1]} and {key.shape[-1]} (pass W_query/W_key to project them)")
-    d_a = query.shape[-1]
-    v = np.ones(d_a, dtype=query.dtype) if v is None else as_float_array(v, "v")
-    if v.shape != (d_a,):
-        raise ValueError(f"v must have shape (d_a,) = ({d_a},); got {v.shape}")
-    if mask is not None:
-        as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+        key = key @ W_key                                   # (..., T_k, d_a)
     # (..., T_q, 1, d_a) + (..., 1, T_k, d_a): every query meets every key.
     hidden = np.tanh(query[..., :, None, :] + key[..., None, :, :])
-    scores = hidden @ v.astype(hidden.dtype, copy=False)  # (..., T_q, T_k)
+    scores = hidden @ v                                     # (..., T_q, T_k)
     return attend(scores, value, mask)
 
 
+def check_windowed_attention(query, key, value, window):
+    """The arguments of :func:`windowed_attention` (chapter 2): a window ``D >= 0``, fitting shapes."""
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
+        raise ValueError(f"window must be an integer >= 0 (the half-width D of the window), "
+                         f"got {window!r}")
+    query, key, value, _ = check_qkv(query, key, value, same_width=True)
+    if query.shape[-1] == 0:
+        raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")
+    return dict(query=query, key=key, value=value, window=int(window))
+
+
+@checked(check_windowed_attention)
 def windowed_attention(query, key, value, window: int):
-    """Local attention that computes only the ``2 * window + 1`` scores in each query's window.
+    """Local attention that computes only the ``2 * window + 1`` scores of each window.
 
     The same result as :func:`attention_course.lookup.local_attention` (Luong
     et al.'s "local-m": query ``i`` attends to keys ``j = i - D, ..., i + D``,
@@ -186,28 +251,18 @@ def windowed_attention(query, key, value, window: int):
 
     Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
-        raise ValueError(f"window must be an integer >= 0 (the half-width D of the window), "
-                         f"got {window!r}")
-    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
-    T_q, T_k = scores_shape[-2:]
-    if query.shape[-1] == 0:
-        raise ValueError(f"query has d_k = 0 features; got shape {query.shape}")
-    D = int(window)
-    width = 2 * D + 1
-    # Padded position p holds key p - D, so the window of query i is padded
-    # positions i .. i + 2D.  Pad the end up to max(T_q, T_k, 1) + 2D positions:
-    # a full window for every query.
+    (T_q, d_k), T_k, D = query.shape[-2:], key.shape[-2], window
+    # Padded position p holds key p - D, so query i's window is positions i .. i + 2D;
+    # padding the end up to max(T_q, T_k, 1) + 2D positions gives every query one.
     after = D + max(T_q, T_k, 1) - T_k
 
-    def windows(x):
-        """``(..., T_k, f)`` -> ``(..., T_q, f, 2D + 1)``: a strided view, no copy of the windows."""
+    def windows(x):  # (..., T_k, f) -> (..., T_q, f, 2D + 1): a strided view, no copy
         padded = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(D, after), (0, 0)])
-        return sliding_window_view(padded, width, axis=-2)[..., :T_q, :, :]
+        return sliding_window_view(padded, 2 * D + 1, axis=-2)[..., :T_q, :, :]
 
-    scale = float(1.0 / np.sqrt(query.shape[-1]))
-    scores = np.einsum("...qd,...qdw->...qw", query * scale, windows(key))  # (..., T_q, 2D + 1)
-    j = np.arange(T_q)[:, None] - D + np.arange(width)                     # key index of each slot
-    weights = softmax(scores, axis=-1, mask=(j >= 0) & (j < T_k))          # padding slots: weight 0
-    output = np.einsum("...qw,...qvw->...qv", weights, windows(value))     # (..., T_q, d_v)
+    scale = float(1.0 / np.sqrt(d_k))
+    scores = np.einsum("...qd,...qdw->...qw", query * scale, windows(key))
+    j = np.arange(T_q)[:, None] - D + np.arange(2 * D + 1)   # (T_q, 2D + 1): slot's key
+    weights = softmax(scores, axis=-1, mask=(j >= 0) & (j < T_k))  # (..., T_q, 2D + 1)
+    output = np.einsum("...qw,...qvw->...qv", weights, windows(value))  # (.., T_q, d_v)
     return output, weights

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import checked
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
 
 
@@ -60,7 +61,19 @@ class AttentionOnlyWeights:
         return dataclasses.replace(self, layers=layers)
 
 
-def numpy_forward(weights: AttentionOnlyWeights, tokens) -> tuple[np.ndarray, list[np.ndarray]]:
+def check_numpy_forward(weights, tokens):
+    """The tokens of :func:`numpy_forward` (chapter 5): integer ids ``(B, length)``."""
+    tokens = np.asarray(tokens)
+    length = weights.position_embeddings.shape[0]
+    if tokens.ndim != 2 or tokens.shape[1] != length or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError(f"tokens must be integer ids of shape (B, {length}); "
+                         f"got {tokens.dtype} {tokens.shape}")
+    return dict(tokens=tokens)
+
+
+@checked(check_numpy_forward)
+def numpy_forward(weights: AttentionOnlyWeights,
+                  tokens) -> tuple[np.ndarray, list[np.ndarray]]:
     """What the Keras model computes, in NumPy.
 
     Args:
@@ -74,17 +87,12 @@ def numpy_forward(weights: AttentionOnlyWeights, tokens) -> tuple[np.ndarray, li
 
     Explained in chapter 5, *Self-attention*, in the section on what "it" refers to.
     """
-    tokens = np.asarray(tokens)
-    length = weights.position_embeddings.shape[0]
-    if tokens.ndim != 2 or tokens.shape[1] != length or not np.issubdtype(tokens.dtype, np.integer):
-        raise ValueError(f"tokens must be integer ids of shape (B, {length}); "
-                         f"got {tokens.dtype} {tokens.shape}")
-    x = weights.token_embeddings[tokens] + weights.position_embeddings   # (B, T, d_model)
+    x = weights.token_embeddings[tokens] + weights.position_embeddings   # (B, T, d)
     attention = []
     for layer in weights.layers:
         output, scores = multi_head_attention(x, x, layer)
-        x = x + output                                                   # residual connection
-        attention.append(scores)
+        x = x + output                                  # the residual connection
+        attention.append(scores)                        # (B, N, T, T)
     if weights.readout_position is not None:
-        x = x[:, weights.readout_position]
+        x = x[:, weights.readout_position]              # (B, d)
     return x @ weights.readout_kernel + weights.readout_bias, attention

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .checks import as_float_array, as_mask
+from .checks import as_float_array, as_mask, checked
 from .multi_head import MultiHeadAttentionWeights
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, FeedForwardWeights, encoder_block
@@ -112,13 +112,10 @@ def _check_ids(ids, name: str) -> np.ndarray:
     return ids
 
 
-def bert_embeddings(ids, weights: BertEmbeddingWeights, type_ids=None) -> np.ndarray:
-    """``(B, T)`` token ids -> ``(B, T, d)``: ``LayerNorm(word[ids] + position[t] + token_type[type_ids])``.
+def check_bert_embeddings(ids, weights, type_ids):
+    """The ids of :func:`bert_embeddings` (chapter 12): ``(B, T)`` integers the tables have rows for.
 
-    ``type_ids``: ``(B, T)`` segment ids (0 for the first sentence, 1 for the
-    second); None means all 0.
-
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    ``type_ids`` comes back filled in (all 0) when None.
     """
     ids = _check_ids(ids, "ids")
     B, T = ids.shape
@@ -132,8 +129,24 @@ def bert_embeddings(ids, weights: BertEmbeddingWeights, type_ids=None) -> np.nda
         raise ValueError(f"type_ids must have the shape of ids {ids.shape}; got {type_ids.shape}")
     if type_ids.size and (type_ids.min() < 0 or type_ids.max() >= len(weights.token_type)):
         raise ValueError(f"type_ids must lie in [0, {len(weights.token_type)})")
+    return dict(ids=ids, type_ids=type_ids)
+
+
+@checked(check_bert_embeddings)
+def bert_embeddings(ids, weights: BertEmbeddingWeights, type_ids=None) -> np.ndarray:
+    """``(B, T)`` ids -> ``(B, T, d)``: ``LayerNorm(word + position + token type)``.
+
+    Token ``t`` of a sequence gets ``word[ids[t]] + position[t] + token_type[type_ids[t]]``,
+    layer-normalized.
+
+    ``type_ids``: ``(B, T)`` segment ids (0 for the first sentence, 1 for the
+    second); None means all 0.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    """
+    T = ids.shape[1]
     x = weights.word[ids] + weights.position[:T] + weights.token_type[type_ids]
-    return weights.norm(x)
+    return weights.norm(x)                                               # (B, T, d)
 
 
 @dataclass(frozen=True)
@@ -151,7 +164,17 @@ class BertOutput:
     attention: np.ndarray
 
 
-def bert_encoder(ids, weights: BertEncoderWeights, type_ids=None, attention_mask=None) -> BertOutput:
+def check_bert_encoder(ids, attention_mask):
+    """The ids and mask of :func:`bert_encoder` (chapter 12): integers and booleans ``(B, T)``."""
+    ids = _check_ids(ids, "ids")
+    if attention_mask is not None:
+        attention_mask = as_mask(attention_mask, "attention_mask", ids.shape, "(B, T)")
+    return dict(ids=ids, attention_mask=attention_mask)
+
+
+@checked(check_bert_encoder)
+def bert_encoder(ids, weights: BertEncoderWeights, type_ids=None,
+                 attention_mask=None) -> BertOutput:
     """The BERT encoder: embeddings, then ``L`` post-LN encoder blocks.
 
     Args:
@@ -164,31 +187,39 @@ def bert_encoder(ids, weights: BertEncoderWeights, type_ids=None, attention_mask
 
     Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
     """
-    ids = _check_ids(ids, "ids")
-    attention_mask = (ids != 0) if attention_mask is None else as_mask(
-        attention_mask, "attention_mask", ids.shape, "(B, T)")
-    x = bert_embeddings(ids, weights.embeddings, type_ids)
+    if attention_mask is None:
+        attention_mask = ids != 0                                     # [PAD] is id 0
+    x = bert_embeddings(ids, weights.embeddings, type_ids)            # (B, T, d)
     attention = []
     for block in weights.blocks:
         x, a = encoder_block(x, block, padding_mask=attention_mask, pre_ln=False)
-        attention.append(a)
+        attention.append(a)                                           # (B, N, T, T)
     return BertOutput(last_hidden_state=x, attention=np.stack(attention))
 
 
-def mean_pool(hidden, attention_mask) -> np.ndarray:
-    """``(B, T, d)`` -> ``(B, d)``: the average of each sequence's *real* tokens' vectors.
+def check_mean_pool(hidden, attention_mask):
+    """The inputs of :func:`mean_pool` (chapter 12): ``(B, T, d)`` floats, a ``(B, T)`` mask.
 
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    The mask comes back as booleans of shape ``(B, T)``, with a real token in every row.
     """
     hidden = as_float_array(hidden, "hidden")
     if hidden.ndim != 3:
         raise ValueError(f"hidden must have shape (B, T, d); got {hidden.shape}")
     mask = np.broadcast_to(as_mask(attention_mask, "attention_mask", hidden.shape[:2], "(B, T)"),
                            hidden.shape[:2])
-    counts = mask.sum(axis=1, keepdims=True)
-    if (counts == 0).any():
+    if (mask.sum(axis=1) == 0).any():
         raise ValueError("every sequence needs at least one real token to be averaged")
-    weights = mask.astype(hidden.dtype)
+    return dict(hidden=hidden, attention_mask=mask)
+
+
+@checked(check_mean_pool)
+def mean_pool(hidden, attention_mask) -> np.ndarray:
+    """``(B, T, d)`` -> ``(B, d)``: the average of each sequence's *real* tokens' vectors.
+
+    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "A real pretrained BERT: all-MiniLM-L6-v2".
+    """
+    counts = attention_mask.sum(axis=1, keepdims=True)               # (B, 1)
+    weights = attention_mask.astype(hidden.dtype)                      # (B, T): 1 or 0
     return np.einsum("bt,btd->bd", weights, hidden) / counts.astype(hidden.dtype)
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import checked
+
 IGNORE_INDEX = -100
 
 
@@ -58,9 +60,41 @@ class MaskedTokens:
     randomized: np.ndarray
 
 
+def check_mask_tokens(ids, mask_id, vocab_size, special_ids, attention_mask, select_prob,
+                      mask_prob, random_prob, ignore_index):
+    """The arguments of :func:`mask_tokens` (chapter 12), checked and converted.
+
+    ``special_ids`` comes back as a sorted array of distinct ids.
+    """
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be integer token ids, got dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(
+            f"ids must lie in [0, vocab_size={vocab_size}); got {ids.min()}..{ids.max()}")
+    if not 0 <= select_prob <= 1:
+        raise ValueError(f"select_prob must lie in [0, 1], got {select_prob}")
+    if mask_prob < 0 or random_prob < 0 or mask_prob + random_prob > 1:
+        raise ValueError(f"need mask_prob, random_prob >= 0 with mask_prob + random_prob <= 1; "
+                         f"got {mask_prob} and {random_prob}")
+    special_ids = np.unique(np.asarray(special_ids, dtype=np.int64))
+    if mask_id not in special_ids:
+        raise ValueError(f"mask_id {mask_id} must be one of special_ids (it is never a target)")
+    if 0 <= ignore_index < vocab_size:
+        raise ValueError(f"ignore_index {ignore_index} is a real token id; use e.g. -100")
+    if attention_mask is not None:
+        attention_mask = np.asarray(attention_mask)
+        if attention_mask.shape != ids.shape:
+            raise ValueError(f"attention_mask must have the shape of ids {ids.shape}; "
+                             f"got {attention_mask.shape}")
+    return dict(ids=ids, special_ids=special_ids, attention_mask=attention_mask)
+
+
+@checked(check_mask_tokens)
 def mask_tokens(ids, *, mask_id: int, vocab_size: int, special_ids, seed=None,
                 attention_mask=None, select_prob: float = 0.15, mask_prob: float = 0.8,
-                random_prob: float = 0.1, ignore_index: int = IGNORE_INDEX) -> MaskedTokens:
+                random_prob: float = 0.1,
+                ignore_index: int = IGNORE_INDEX) -> MaskedTokens:
     """BERT's masked-language-model corruption, for a whole batch at once.
 
     Args:
@@ -79,28 +113,9 @@ def mask_tokens(ids, *, mask_id: int, vocab_size: int, special_ids, seed=None,
 
     Explained in chapter 12, *BERT: an encoder-only Transformer*, section "Pre-training task 1: the masked language model".
     """
-    ids = np.asarray(ids)
-    if not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"ids must be integer token ids, got dtype {ids.dtype}")
-    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}); got {ids.min()}..{ids.max()}")
-    if not 0 <= select_prob <= 1:
-        raise ValueError(f"select_prob must lie in [0, 1], got {select_prob}")
-    if mask_prob < 0 or random_prob < 0 or mask_prob + random_prob > 1:
-        raise ValueError(f"need mask_prob, random_prob >= 0 with mask_prob + random_prob <= 1; "
-                         f"got {mask_prob} and {random_prob}")
-    special_ids = np.unique(np.asarray(special_ids, dtype=np.int64))
-    if mask_id not in special_ids:
-        raise ValueError(f"mask_id {mask_id} must be one of special_ids (it is never a target)")
-    if 0 <= ignore_index < vocab_size:
-        raise ValueError(f"ignore_index {ignore_index} is a real token id; use e.g. -100")
-    candidates = ~np.isin(ids, special_ids)
+    candidates = ~np.isin(ids, special_ids)          # special tokens are never chosen
     if attention_mask is not None:
-        attention_mask = np.asarray(attention_mask)
-        if attention_mask.shape != ids.shape:
-            raise ValueError(f"attention_mask must have the shape of ids {ids.shape}; "
-                             f"got {attention_mask.shape}")
-        candidates &= attention_mask.astype(bool)
+        candidates &= attention_mask.astype(bool)    # nor is padding
 
     rng = np.random.default_rng(seed)
     selected = candidates & (rng.random(ids.shape) < select_prob)
@@ -111,8 +126,10 @@ def mask_tokens(ids, *, mask_id: int, vocab_size: int, special_ids, seed=None,
     ordinary = np.setdiff1d(np.arange(vocab_size), special_ids)  # the non-special ids
     inputs = ids.copy()
     inputs[masked] = mask_id
-    inputs[randomized] = ordinary[rng.integers(len(ordinary), size=int(randomized.sum()))]
-    labels = np.where(selected, ids, ignore_index).astype(np.int64 if ids.dtype == np.int64 else np.int32)
+    draws = rng.integers(len(ordinary), size=int(randomized.sum()))
+    inputs[randomized] = ordinary[draws]
+    label_dtype = np.int64 if ids.dtype == np.int64 else np.int32
+    labels = np.where(selected, ids, ignore_index).astype(label_dtype)
     return MaskedTokens(inputs=inputs, labels=labels, selected=selected, masked=masked,
                         randomized=randomized)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import checked
 from .data.shapes import ShapesData, box_coverage, describe
 
 
@@ -89,6 +90,20 @@ def score_captions(predicted, data: ShapesData) -> CaptionScores:
                          word_objects=word_objects, word_boxes=word_boxes)
 
 
+def check_attention_mass(attention, boxes):
+    """The inputs of :func:`attention_mass` (chapter 15): ``(..., G * G)`` weights, a box for each row."""
+    attention = np.asarray(attention)
+    grid = int(round(np.sqrt(attention.shape[-1])))
+    if attention.ndim < 1 or grid * grid != attention.shape[-1]:
+        raise ValueError(f"attention must have shape (..., N) with N = G * G grid cells; "
+                         f"got {attention.shape}")
+    if np.shape(boxes)[-1:] == (4,) and np.shape(boxes)[:-1] != attention.shape[:-1]:
+        raise ValueError(f"boxes {np.shape(boxes)} do not match attention {attention.shape}: "
+                         "need (..., 4) and (..., N) with the same leading dimensions")
+    return dict(attention=attention)
+
+
+@checked(check_attention_mass)
 def attention_mass(attention, boxes, image_size: int) -> np.ndarray:
     """The attention mass inside each box.
 
@@ -106,13 +121,7 @@ def attention_mass(attention, boxes, image_size: int) -> np.ndarray:
 
     Explained in chapter 15, *Attention over images for captioning*, section "Does the attention land on the named shape?".
     """
-    attention = np.asarray(attention)
-    grid = int(round(np.sqrt(attention.shape[-1])))
-    if attention.ndim < 1 or grid * grid != attention.shape[-1]:
-        raise ValueError(f"attention must have shape (..., N) with N = G * G grid cells; "
-                         f"got {attention.shape}")
+    grid = int(round(np.sqrt(attention.shape[-1])))             # G
     coverage = box_coverage(boxes, image_size, grid)             # (..., G, G)
-    if coverage.shape[:-2] != attention.shape[:-1]:
-        raise ValueError(f"boxes {np.shape(boxes)} do not match attention {attention.shape}: "
-                         "need (..., 4) and (..., N) with the same leading dimensions")
-    return (attention * coverage.reshape(coverage.shape[:-2] + (-1,))).sum(axis=-1)
+    coverage = coverage.reshape(coverage.shape[:-2] + (-1,))     # (..., N)
+    return (attention * coverage).sum(axis=-1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import checked
 from .softmax import log_softmax
 
 
@@ -36,7 +37,8 @@ def greedy_decode(step, initial_state, batch_size: int, start_id: int, end_id: i
         next_token = np.asarray(logits).argmax(axis=-1).astype(np.int32)
         next_token[finished] = 0
         if attention is not None:
-            attention_rows.append(np.where(finished[:, None], 0.0, np.asarray(attention)))
+            row = np.where(finished[:, None], 0.0, np.asarray(attention))  # (B, S)
+            attention_rows.append(row)
         generated = np.concatenate([generated, next_token[:, None]], axis=1)
         finished |= next_token == end_id
         if finished.all():
@@ -45,7 +47,8 @@ def greedy_decode(step, initial_state, batch_size: int, start_id: int, end_id: i
     tokens[:, : generated.shape[1] - 1] = generated[:, 1:]
     if not attention_rows:
         return tokens, None
-    attention = np.zeros((batch_size, max_steps, attention_rows[0].shape[-1]), dtype=np.float32)
+    S = attention_rows[0].shape[-1]
+    attention = np.zeros((batch_size, max_steps, S), dtype=np.float32)
     attention[:, : len(attention_rows)] = np.stack(attention_rows, axis=1)
     return tokens, attention
 
@@ -59,6 +62,13 @@ def _reorder_state(state, rows: np.ndarray):
     return np.asarray(state)[rows]
 
 
+def check_beam_search(beam_width):
+    """The width of :func:`beam_search` (chapter 11): at least one beam."""
+    if beam_width < 1:
+        raise ValueError(f"beam_width must be >= 1, got {beam_width}")
+
+
+@checked(check_beam_search)
 def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id: int,
                 end_id: int, max_steps: int, length_penalty: float = 0.0):
     """Keep the ``beam_width`` most probable prefixes at every step, not just one.
@@ -86,8 +96,6 @@ def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id:
 
     Explained in chapter 11, *Training a Transformer*, section "Beam search".
     """
-    if beam_width < 1:
-        raise ValueError(f"beam_width must be >= 1, got {beam_width}")
     B, K = batch_size, beam_width
     generated = np.full((B * K, 1), start_id, dtype=np.int32)
     # All beams start as the same prefix "<s>"; only one may expand at step one,
@@ -106,7 +114,7 @@ def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id:
         # Stable sort: among equal scores the lower beam and word id wins, so
         # beam_width=1 breaks ties exactly as greedy decoding's argmax does.
         best = np.argsort(-candidates, axis=1, kind="stable")[:, :K]   # (B, K)
-        parent = (np.arange(B)[:, None] * K + best // V).reshape(-1)  # rows of the old beams
+        parent = (np.arange(B)[:, None] * K + best // V).reshape(-1)  # old beams' rows
         word = (best % V).reshape(-1).astype(np.int32)
         scores = np.take_along_axis(candidates, best, axis=1).reshape(-1)
         generated = np.concatenate([generated[parent], word[:, None]], axis=1)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import checked
 from .multi_head import merge_heads, project_heads
 from .normalization import LayerNormWeights
 from .sampling import sample_next_token
@@ -96,6 +97,12 @@ def _check_tokens(tokens, weights: GPTWeights, start: int | None = 0) -> np.ndar
     return tokens
 
 
+def check_gpt_forward(tokens, weights):
+    """The tokens of :func:`gpt_forward` (chapter 13): ids ``(B, T)`` the model knows."""
+    return dict(tokens=_check_tokens(tokens, weights))
+
+
+@checked(check_gpt_forward)
 def gpt_forward(tokens, weights: GPTWeights):
     """The whole model, all positions at once: ``tokens (B, T)`` -> logits ``(B, T, V)``.
 
@@ -104,13 +111,12 @@ def gpt_forward(tokens, weights: GPTWeights):
 
     Explained in chapter 13, *GPT: a decoder-only Transformer*, section "The decoder block, without the encoder".
     """
-    tokens = _check_tokens(tokens, weights)
     x = embed(tokens, weights.token_embedding, weights.position_embedding, scale=False)
     attention = []
     for block in weights.blocks:
-        x, a, _ = decoder_block(x, None, block, pre_ln=True)  # no memory: no cross-attention
-        attention.append(a)
-    x = weights.final_norm(x)
+        x, a, _ = decoder_block(x, None, block, pre_ln=True)  # no memory to attend to
+        attention.append(a)                                   # (B, N, T, T)
+    x = weights.final_norm(x)                                 # (B, T, d)
     return x @ weights.classifier_kernel + weights.classifier_bias, np.stack(attention)
 
 
@@ -153,8 +159,16 @@ class KVCache:
         return self.keys.nbytes + self.values.nbytes
 
 
+def check_cached_self_attention(h, keys, start):
+    """The cache of :func:`cached_self_attention` (chapter 13): room for the new positions."""
+    end = start + h.shape[1]
+    if end > keys.shape[2]:
+        raise ValueError(f"the cache holds {keys.shape[2]} positions; {end} needed")
+
+
+@checked(check_cached_self_attention)
 def cached_self_attention(h, weights, keys, values, start: int):
-    """Masked self-attention of the new positions ``start..start+t-1`` over all positions so far.
+    """Masked self-attention of the new positions ``start..start+t-1`` over all so far.
 
     Args:
         h: ``(B, t, d)`` the new positions' (normalised) vectors.
@@ -170,18 +184,15 @@ def cached_self_attention(h, weights, keys, values, start: int):
 
     Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
     """
-    t = h.shape[1]
-    end = start + t
-    if end > keys.shape[2]:
-        raise ValueError(f"the cache holds {keys.shape[2]} positions; {end} needed")
-    q = project_heads(h, weights.query_kernel, weights.query_bias)             # (B, N, t, key_dim)
+    end = start + h.shape[1]                                  # h: (B, t, d)
+    q = project_heads(h, weights.query_kernel, weights.query_bias)  # (B, N, t, key_dim)
     keys[:, :, start:end] = project_heads(h, weights.key_kernel, weights.key_bias)
     values[:, :, start:end] = project_heads(h, weights.value_kernel, weights.value_bias)
     # New position start+i may see every position up to and including itself.
-    mask = np.arange(end)[None, :] <= np.arange(start, end)[:, None]   # (t, end)
+    mask = np.arange(end)[None, :] <= np.arange(start, end)[:, None]    # (t, end)
     q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))
     attention = softmax(q @ keys[:, :, :end].swapaxes(-1, -2), axis=-1, mask=mask)
-    heads = attention @ values[:, :, :end]                                # (B, N, t, value_dim)
+    heads = attention @ values[:, :, :end]                      # (B, N, t, value_dim)
     N, value_dim, d_out = weights.output_kernel.shape
     output = merge_heads(heads) @ weights.output_kernel.reshape(N * value_dim, d_out)
     if weights.output_bias is not None:
@@ -189,9 +200,24 @@ def cached_self_attention(h, weights, keys, values, start: int):
     return output, attention
 
 
-def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarray:
-    """Logits for the new ``tokens (B, t)``, which follow the ``cache.length`` cached positions.
+def check_gpt_forward_cached(tokens, weights, cache):
+    """The tokens of :func:`gpt_forward_cached` (chapter 13): ids that fit the model and the cache."""
+    start = cache.length
+    tokens = _check_tokens(tokens, weights, start)
+    if tokens.shape[0] != cache.keys.shape[1]:
+        raise ValueError(f"the cache was made for {cache.keys.shape[1]} sequences; "
+                         f"got {tokens.shape[0]}")
+    if start + tokens.shape[1] > cache.capacity:
+        raise ValueError(f"the cache holds {cache.capacity} positions; "
+                         f"{start + tokens.shape[1]} needed")
+    return dict(tokens=tokens)
 
+
+@checked(check_gpt_forward_cached)
+def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarray:
+    """Logits ``(B, t, V)`` for the new ``tokens (B, t)``, after the cached positions.
+
+    The new tokens follow the ``cache.length`` positions the cache holds.
     The first call (an empty cache) reads the prompt, all of it at once; each
     later call usually passes one token, the one just generated.  The cache is
     updated in place.  Returns ``(B, t, V)``: equal, to float32 rounding, to the
@@ -199,15 +225,9 @@ def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarra
 
     Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
     """
-    start = cache.length
-    tokens = _check_tokens(tokens, weights, start)
-    if tokens.shape[0] != cache.keys.shape[1]:
-        raise ValueError(f"the cache was made for {cache.keys.shape[1]} sequences; got {tokens.shape[0]}")
-    if start + tokens.shape[1] > cache.capacity:
-        raise ValueError(f"the cache holds {cache.capacity} positions; "
-                         f"{start + tokens.shape[1]} needed")
-    positions = weights.position_embedding[start:start + tokens.shape[1]]
-    x = weights.token_embedding[tokens] + positions
+    start, t = cache.length, tokens.shape[1]
+    positions = weights.position_embedding[start:start + t]
+    x = weights.token_embedding[tokens] + positions                      # (B, t, d)
     for layer, block in enumerate(weights.blocks):
         def attend(h, block=block, layer=layer):
             return cached_self_attention(h, block.self_attention, cache.keys[layer],
@@ -218,7 +238,7 @@ def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarra
 
         x, _ = residual(x, attend, block.self_attention_norm, pre_ln=True)
         x, _ = residual(x, ffn, block.feed_forward_norm, pre_ln=True)
-    cache.length = start + tokens.shape[1]
+    cache.length = start + t
     x = weights.final_norm(x)
     return x @ weights.classifier_kernel + weights.classifier_bias
 

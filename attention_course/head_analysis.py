@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .checks import as_float_array, require_ndim
+from .checks import as_float_array, checked, require_ndim
 from .multi_head import MultiHeadAttentionWeights
 from .scaling import entropy
 
@@ -115,8 +115,18 @@ def head_similarity(weights) -> np.ndarray:
     return (unit @ unit.swapaxes(1, 2)).mean(axis=0)                     # (N, N)
 
 
-def ablate_heads(weights: MultiHeadAttentionWeights, heads: Iterable[int]) -> MultiHeadAttentionWeights:
-    """A copy of ``weights`` in which the given heads contribute nothing to the layer's output.
+def check_ablate_heads(weights, heads):
+    """The heads of :func:`ablate_heads` (chapter 6): distinct, sorted, and heads of the layer."""
+    heads = sorted({int(h) for h in heads})
+    if any(not 0 <= h < weights.num_heads for h in heads):
+        raise ValueError(f"heads must lie in [0, {weights.num_heads}); got {heads}")
+    return dict(heads=heads)
+
+
+@checked(check_ablate_heads)
+def ablate_heads(weights: MultiHeadAttentionWeights,
+                 heads: Iterable[int]) -> MultiHeadAttentionWeights:
+    """A copy of ``weights`` in which the given heads add nothing to the layer's output.
 
     The layer's output is ``sum_h head_h @ output_kernel[h] + output_bias``, so
     zeroing ``output_kernel[h]`` removes head ``h`` exactly and leaves every
@@ -125,9 +135,6 @@ def ablate_heads(weights: MultiHeadAttentionWeights, heads: Iterable[int]) -> Mu
 
     Explained in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
-    heads = sorted({int(h) for h in heads})
-    if any(not 0 <= h < weights.num_heads for h in heads):
-        raise ValueError(f"heads must lie in [0, {weights.num_heads}); got {heads}")
-    output_kernel = weights.output_kernel.copy()
+    output_kernel = weights.output_kernel.copy()             # (N, value_dim, d_out)
     output_kernel[heads] = 0.0
     return dataclasses.replace(weights, output_kernel=output_kernel)

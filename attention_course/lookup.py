@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import as_float_array, as_mask, require_ndim
-from .attention import check_qkv, attend, scaled_dot_product_attention
+from .checks import as_float_array, as_mask, checked, require_ndim
+from .attention import (attend, check_dot_product_attention, check_qkv, scaled_dot_product_attention,
+                        scores_shape)
 from .masks import combine_masks, local_window_mask
 from .softmax import softmax
 
@@ -36,6 +37,13 @@ def _check_query_key(query, key) -> tuple[np.ndarray, np.ndarray]:
     return query, key
 
 
+def check_query_key(query, key):
+    """``query (..., T_q, d)`` and ``key (..., T_k, d)`` as float arrays of one width (chapter 2)."""
+    query, key = _check_query_key(query, key)
+    return dict(query=query, key=key)
+
+
+@checked(check_query_key)
 def cosine_similarity(query, key, epsilon: float = 1e-7) -> np.ndarray:
     """Cosine of the angle between every query and every key: ``q.k / (|q| |k|)``.
 
@@ -51,10 +59,11 @@ def cosine_similarity(query, key, epsilon: float = 1e-7) -> np.ndarray:
 
     Explained in chapter 2, *Attention as a soft lookup*, section "Measuring similarity: dot product or cosine?".
     """
-    query, key = _check_query_key(query, key)
-    unit_query = query / np.maximum(np.linalg.norm(query, axis=-1, keepdims=True), epsilon)
-    unit_key = key / np.maximum(np.linalg.norm(key, axis=-1, keepdims=True), epsilon)
-    return unit_query @ np.swapaxes(unit_key, -1, -2)
+    query_norm = np.linalg.norm(query, axis=-1, keepdims=True)         # (..., T_q, 1)
+    key_norm = np.linalg.norm(key, axis=-1, keepdims=True)             # (..., T_k, 1)
+    unit_query = query / np.maximum(query_norm, epsilon)
+    unit_key = key / np.maximum(key_norm, epsilon)
+    return unit_query @ np.swapaxes(unit_key, -1, -2)                  # (..., T_q, T_k)
 
 
 def similarity_scores(query, key, similarity: str = "dot") -> np.ndarray:
@@ -122,7 +131,19 @@ def hard_attention(query, key, value, mask=None, similarity: str = "dot"):
     return weights @ value, weights
 
 
-def sample_attention(query, key, value, rng: np.random.Generator, mask=None, scale: float = 1.0):
+def check_sample_attention(query, key, value, rng, mask):
+    """The arguments of :func:`sample_attention` (chapter 2): a generator, fitting shapes."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
+    if mask is not None:
+        mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
+    return dict(query=query, key=key, value=value, mask=mask)
+
+
+@checked(check_sample_attention)
+def sample_attention(query, key, value, rng: np.random.Generator, mask=None,
+                     scale: float = 1.0):
     """Stochastic hard attention (Xu et al., 2015): *sample* one key per query.
 
     The key is drawn from the soft attention distribution
@@ -142,25 +163,44 @@ def sample_attention(query, key, value, rng: np.random.Generator, mask=None, sca
 
     Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
-    if mask is not None:
-        mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
-    scores = np.broadcast_to((query * scale) @ np.swapaxes(key, -1, -2), scores_shape)
+    *batch, T_q, T_k = scores_shape(query, key, value)
+    scores = (query * scale) @ np.swapaxes(key, -1, -2)
+    scores = np.broadcast_to(scores, (*batch, T_q, T_k))
     probabilities = softmax(scores, axis=-1, mask=mask)
     # Inverse-CDF sampling, all queries at once: the first key whose cumulative
-    # probability reaches u.  Masked keys add nothing to the CDF, so they are
-    # never the first to reach it.
-    cdf = np.cumsum(probabilities, axis=-1)
-    total = cdf[..., -1:]
-    u = rng.random(scores_shape[:-1] + (1,)) * total
-    chosen = np.minimum((cdf < u).sum(axis=-1), scores_shape[-1] - 1)
-    weights = _one_hot(chosen, scores_shape[-1], np.result_type(query, key, value))
-    weights *= total > 0
+    # probability reaches u (a masked key adds nothing to the CDF: never first).
+    cdf = np.cumsum(probabilities, axis=-1)                      # (..., T_q, T_k)
+    total = cdf[..., -1:]                                        # 0: all keys masked
+    u = rng.random((*batch, T_q, 1)) * total
+    chosen = np.minimum((cdf < u).sum(axis=-1), T_k - 1)         # (..., T_q)
+    weights = _one_hot(chosen, T_k, np.result_type(query, key, value)) * (total > 0)
     return weights @ value, weights
 
 
+def check_location_attention(query, value, W_location, mask):
+    """The arguments of :func:`location_attention` (chapter 2), checked and converted."""
+    query = as_float_array(query, "query")
+    value = as_float_array(value, "value")
+    W_location = as_float_array(W_location, "W_location")
+    require_ndim(query, "query", 2, "(..., T_q, d_q)")
+    require_ndim(value, "value", 2, "(..., T_k, d_v)")
+    T_k = value.shape[-2]
+    if W_location.ndim != 2 or W_location.shape[0] != query.shape[-1] or W_location.shape[1] < T_k:
+        raise ValueError(
+            f"W_location must have shape (d_q={query.shape[-1]}, max_length >= T_k={T_k}); "
+            f"got {W_location.shape}")
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ValueError(f"the batch dimensions of query {query.shape} and value "
+                         f"{value.shape} do not broadcast") from None
+    if mask is not None:
+        mask = as_mask(mask, "mask", (*batch, query.shape[-2], T_k),
+                       "the scores' shape (..., T_q, T_k)")
+    return dict(query=query, value=value, W_location=W_location, mask=mask)
+
+
+@checked(check_location_attention)
 def location_attention(query, value, W_location, mask=None):
     """Location-based attention (Luong et al., 2015, eq. 9): ``a_t = softmax(W_a h_t)``.
 
@@ -179,32 +219,27 @@ def location_attention(query, value, W_location, mask=None):
 
     Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
-    query = as_float_array(query, "query")
-    value = as_float_array(value, "value")
-    W_location = as_float_array(W_location, "W_location")
-    require_ndim(query, "query", 2, "(..., T_q, d_q)")
-    require_ndim(value, "value", 2, "(..., T_k, d_v)")
     T_k = value.shape[-2]
-    if W_location.ndim != 2 or W_location.shape[0] != query.shape[-1] or W_location.shape[1] < T_k:
-        raise ValueError(
-            f"W_location must have shape (d_q={query.shape[-1]}, max_length >= T_k={T_k}); "
-            f"got {W_location.shape}")
-    scores = query @ W_location[:, :T_k]  # (..., T_q, T_k)
-    try:
-        batch = np.broadcast_shapes(scores.shape[:-2], value.shape[:-2])
-    except ValueError:
-        raise ValueError(f"the batch dimensions of query {query.shape} and value "
-                         f"{value.shape} do not broadcast") from None
+    scores = query @ W_location[:, :T_k]                               # (..., T_q, T_k)
+    batch = np.broadcast_shapes(scores.shape[:-2], value.shape[:-2])
     return attend(np.broadcast_to(scores, (*batch, *scores.shape[-2:])), value, mask)
 
 
-def local_attention(query, key, value, window: int, mask=None):
-    """Local attention (Luong et al., 2015, "local-m"): query ``i`` sees keys ``|i - j| <= window``.
+def check_local_attention(query, key, value, window, mask):
+    """The arguments of :func:`local_attention` (chapter 2): a window ``D >= 0``, fitting shapes."""
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
+        raise ValueError(f"window must be an integer >= 0, got {window!r}")
+    return {**check_dot_product_attention(query, key, value, mask), "window": int(window)}
 
-    Scaled dot-product attention restricted to a window of ``2 * window + 1``
-    keys centred on the query's own position (monotonic alignment, ``p_t = t``).
-    Keys outside the window get weight exactly 0; with ``window >= max(T_q, T_k)``
-    this is global attention.
+
+@checked(check_local_attention)
+def local_attention(query, key, value, window: int, mask=None):
+    """Local attention ("local-m"): query ``i`` sees the keys ``j`` with ``|i - j| <= window``.
+
+    Scaled dot-product attention (Luong et al., 2015) restricted to a window of
+    ``2 * window + 1`` keys centred on the query's own position (monotonic
+    alignment, ``p_t = t``).  Keys outside the window get weight exactly 0; with
+    ``window >= max(T_q, T_k)`` this is global attention.
 
     Args:
         query, key, value: as in the module docstring.
@@ -216,10 +251,7 @@ def local_attention(query, key, value, window: int, mask=None):
 
     Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
-        raise ValueError(f"window must be an integer >= 0, got {window!r}")
-    query, key, value, scores_shape = check_qkv(query, key, value, same_width=True)
-    if mask is not None:
-        mask = as_mask(mask, "mask", scores_shape, "the scores' shape (..., T_q, T_k)")
-    window_mask = local_window_mask(scores_shape[-2], scores_shape[-1], window=int(window))
-    return scaled_dot_product_attention(query, key, value, mask=combine_masks(window_mask, mask))
+    T_q, T_k = query.shape[-2], key.shape[-2]
+    window_mask = local_window_mask(T_q, T_k, window=window)           # (T_q, T_k)
+    mask = combine_masks(window_mask, mask)                            # (..., T_q, T_k)
+    return scaled_dot_product_attention(query, key, value, mask=mask)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import checked
+
 
 def padding_mask(lengths, max_length: int) -> np.ndarray:
     """``(batch, max_length)``: True for the first ``lengths[b]`` positions of row ``b``.
@@ -46,16 +48,21 @@ def causal_mask(T_q: int, T_k: int | None = None) -> np.ndarray:
     return np.tril(np.ones((T_q, T_k), dtype=bool))
 
 
+def check_local_window_mask(window):
+    """The window of :func:`local_window_mask` (chapter 2): a half-width ``>= 0``."""
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+
+
+@checked(check_local_window_mask)
 def local_window_mask(T_q: int, T_k: int | None = None, window: int = 2) -> np.ndarray:
     """``(T_q, T_k)``: query ``i`` may attend to keys ``j`` with ``|i - j| <= window``.
 
     Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
     """
-    if window < 0:
-        raise ValueError(f"window must be >= 0, got {window}")
     T_k = T_q if T_k is None else T_k
-    i = np.arange(T_q)[:, None]
-    j = np.arange(T_k)[None, :]
+    i = np.arange(T_q)[:, None]                 # (T_q, 1)
+    j = np.arange(T_k)[None, :]                 # (1, T_k)
     return np.abs(i - j) <= window
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .checks import as_float_array, as_mask, require_ndim
+from .checks import as_float_array, as_mask, checked, require_ndim
 from .masks import causal_mask, combine_masks
 from .softmax import softmax
 
@@ -113,6 +113,13 @@ class MultiHeadAttentionWeights:
         )
 
 
+def check_split_heads(x, num_heads):
+    """The input of :func:`split_heads` (chapter 6): features that split into equal heads."""
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"cannot split {x.shape[-1]} features into {num_heads} equal heads")
+
+
+@checked(check_split_heads)
 def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     """``(..., T, num_heads * depth)`` -> ``(..., num_heads, T, depth)``.
 
@@ -123,13 +130,11 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     Explained in chapter 6, *Multi-head attention*, section "Splitting and merging heads".
     """
     *lead, T, width = x.shape
-    if width % num_heads:
-        raise ValueError(f"cannot split {width} features into {num_heads} equal heads")
     return x.reshape(*lead, T, num_heads, width // num_heads).swapaxes(-3, -2)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
-    """``(..., num_heads, T, depth)`` -> ``(..., T, num_heads * depth)``; undoes :func:`split_heads`.
+    """``(..., num_heads, T, depth)`` -> ``(..., T, num_heads * depth)``: undoes ``split_heads``.
 
     Explained in chapter 6, *Multi-head attention*, section "Splitting and merging heads".
     """
@@ -169,6 +174,85 @@ def _project_self(x: np.ndarray, weights: MultiHeadAttentionWeights):
     return [split_heads(part.reshape(B, T, -1), N) for part in (q, k, v)]
 
 
+def project_qkv(query, key, value, weights: MultiHeadAttentionWeights):
+    """Every head's queries, keys and values: ``(B, N, T or S, key_dim or value_dim)``.
+
+    Queries ``(B, N, T, key_dim)``, keys ``(B, N, S, key_dim)``, values
+    ``(B, N, S, value_dim)``: :func:`project_heads` of each input with its
+    kernel and bias; for self-attention (``query``, ``key`` and ``value`` the
+    same array), one matrix product for all three (:func:`_project_self`).
+
+    Used by the code of chapter 6, *Multi-head attention*.
+    """
+    if query is value and key is value:
+        return _project_self(query, weights)
+    return (project_heads(query, weights.query_kernel, weights.query_bias),
+            project_heads(key, weights.key_kernel, weights.key_bias),
+            project_heads(value, weights.value_kernel, weights.value_bias))
+
+
+def keras_mask(query, value, attention_mask=None, query_mask=None, value_mask=None,
+               use_causal_mask: bool = False):
+    """Keras' masks as one boolean ``(B, 1, T, S)`` mask for every head (None: no mask).
+
+    ``attention_mask (B, T, S)``: True where query ``i`` may attend to key ``j``;
+    ``query_mask (B, T)``: a False query attends to nothing; ``value_mask (B, S)``:
+    a False key is hidden from every query; ``use_causal_mask``: key ``j > i`` is
+    hidden from query ``i``.  They combine by AND.
+
+    Used by the code of chapter 6, *Multi-head attention*.
+    """
+    B, T, S = query.shape[0], query.shape[1], value.shape[1]
+    mask = combine_masks(attention_mask,
+                         None if query_mask is None else query_mask[:, :, None],
+                         None if value_mask is None else value_mask[:, None, :],
+                         causal_mask(T, S) if use_causal_mask else None)
+    if mask is None:
+        return None
+    return np.broadcast_to(mask, (B, T, S))[:, None]
+
+
+def check_multi_head_attention(query, value, weights, key, attention_mask, query_mask,
+                               value_mask):
+    """The arguments of :func:`multi_head_attention` (chapter 6), checked and converted.
+
+    ``query``, ``value`` and ``key`` as float arrays whose shapes fit the
+    weights (``key`` filled in with ``value``; for self-attention, when the
+    caller passes one array for all three, the same array), the masks as booleans.
+    """
+    is_self_attention = query is value and (key is None or key is value)
+    query = as_float_array(query, "query")
+    value = query if is_self_attention else as_float_array(value, "value")
+    key = value if key is None or key is value else as_float_array(key, "key")
+    for name, array, layout in (("query", query, "(B, T, d_query)"),
+                                ("value", value, "(B, S, d_value)"),
+                                ("key", key, "(B, S, d_key)")):
+        require_ndim(array, name, 3, layout)
+        if array.ndim != 3:
+            raise ValueError(f"{name} must have shape {layout}; got {array.shape}")
+    for name, array, kernel in (("query", query, weights.query_kernel),
+                                ("key", key, weights.key_kernel),
+                                ("value", value, weights.value_kernel)):
+        if array.shape[-1] != kernel.shape[0]:
+            raise ValueError(f"{name} has {array.shape[-1]} features but the layer's "
+                             f"{name}_kernel expects {kernel.shape[0]}")
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(f"key and value must share (B, S); got {key.shape} and {value.shape}")
+    if query.shape[0] != value.shape[0]:
+        raise ValueError(f"query and value must have the same batch size; got "
+                         f"{query.shape} and {value.shape}")
+    B, T, S = query.shape[0], query.shape[1], value.shape[1]
+    if query_mask is not None:
+        query_mask = as_mask(query_mask, "query_mask", (B, T), "(B, T)")
+    if value_mask is not None:
+        value_mask = as_mask(value_mask, "value_mask", (B, S), "(B, S)")
+    if attention_mask is not None:
+        attention_mask = as_mask(attention_mask, "attention_mask", (B, T, S), "(B, T, S)")
+    return dict(query=query, value=value, key=key, attention_mask=attention_mask,
+                query_mask=query_mask, value_mask=value_mask)
+
+
+@checked(check_multi_head_attention)
 def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=None, *,
                          attention_mask=None, query_mask=None, value_mask=None,
                          use_causal_mask: bool = False):
@@ -192,52 +276,13 @@ def multi_head_attention(query, value, weights: MultiHeadAttentionWeights, key=N
 
     Explained in chapter 6, *Multi-head attention*, section "The layer in NumPy".
     """
-    is_self_attention = query is value and (key is None or key is value)
-    query = as_float_array(query, "query")
-    value = as_float_array(value, "value")
-    key = value if key is None else as_float_array(key, "key")
-    for name, array, layout in (("query", query, "(B, T, d_query)"),
-                                ("value", value, "(B, S, d_value)"),
-                                ("key", key, "(B, S, d_key)")):
-        require_ndim(array, name, 3, layout)
-        if array.ndim != 3:
-            raise ValueError(f"{name} must have shape {layout}; got {array.shape}")
-    for name, array, kernel in (("query", query, weights.query_kernel),
-                                ("key", key, weights.key_kernel),
-                                ("value", value, weights.value_kernel)):
-        if array.shape[-1] != kernel.shape[0]:
-            raise ValueError(f"{name} has {array.shape[-1]} features but the layer's "
-                             f"{name}_kernel expects {kernel.shape[0]}")
-    if key.shape[:2] != value.shape[:2]:
-        raise ValueError(f"key and value must share (B, S); got {key.shape} and {value.shape}")
-    if query.shape[0] != value.shape[0]:
-        raise ValueError(f"query and value must have the same batch size; got "
-                         f"{query.shape} and {value.shape}")
-    B, T, S = query.shape[0], query.shape[1], value.shape[1]
-    scores_shape = (B, T, S)
-    if query_mask is not None:
-        query_mask = as_mask(query_mask, "query_mask", (B, T), "(B, T)")[:, :, None]
-    if value_mask is not None:
-        value_mask = as_mask(value_mask, "value_mask", (B, S), "(B, S)")[:, None, :]
-    if attention_mask is not None:
-        attention_mask = as_mask(attention_mask, "attention_mask", scores_shape, "(B, T, S)")
-    mask = combine_masks(attention_mask, query_mask, value_mask,
-                         causal_mask(T, S) if use_causal_mask else None)
-    if mask is not None:  # (B, T, S) -> (B, 1, T, S): the same mask for every head
-        mask = np.broadcast_to(mask, scores_shape)[:, None]
-
-    if is_self_attention:
-        q, k, v = _project_self(query, weights)
-    else:
-        q = project_heads(query, weights.query_kernel, weights.query_bias)  # (B, N, T, key_dim)
-        k = project_heads(key, weights.key_kernel, weights.key_bias)        # (B, N, S, key_dim)
-        v = project_heads(value, weights.value_kernel, weights.value_bias)  # (B, N, S, value_dim)
-
-    q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))  # scale the queries, as Keras does
-    scores = q @ k.swapaxes(-1, -2)                      # (B, N, T, S)
+    q, k, v = project_qkv(query, key, value, weights)  # (B, N, T or S, depth)
+    q *= q.dtype.type(1.0 / np.sqrt(weights.key_dim))  # scaled, as Keras does
+    scores = q @ k.swapaxes(-1, -2)                    # (B, N, T, S)
+    mask = keras_mask(query, value, attention_mask, query_mask, value_mask,
+                      use_causal_mask)                 # (B, 1, T, S): for every head
     attention = softmax(scores, axis=-1, mask=mask)
-    heads = attention @ v                                # (B, N, T, value_dim)
-
+    heads = attention @ v                              # (B, N, T, value_dim)
     N, value_dim, d_out = weights.output_kernel.shape
     output = merge_heads(heads) @ weights.output_kernel.reshape(N * value_dim, d_out)
     if weights.output_bias is not None:

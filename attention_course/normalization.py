@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_float_array
+from .checks import as_float_array, checked
 
 
 def _normalise_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
@@ -53,8 +53,28 @@ def _compute_dtype(dtype) -> np.dtype:
     return np.result_type(dtype, np.float32)
 
 
+def check_layer_norm(x, gamma, beta, axis):
+    """The arguments of :func:`layer_norm` (chapter 8), checked and converted.
+
+    ``axis`` comes back as a sorted tuple of non-negative axes, ``gamma`` and
+    ``beta`` in the dtype the statistics are computed in.
+    """
+    x = as_float_array(x, "x")
+    axes = _normalise_axes(axis, x.ndim)
+    shape = tuple(x.shape[a] for a in axes)
+    dtype = _compute_dtype(x.dtype)
+    if gamma is not None:
+        gamma = _parameter(gamma, "gamma", shape, dtype)
+    if beta is not None:
+        beta = _parameter(beta, "beta", shape, dtype)
+    return dict(x=x, gamma=gamma, beta=beta, axis=axes)
+
+
+@checked(check_layer_norm)
 def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3) -> np.ndarray:
-    """``keras.layers.LayerNormalization``: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+    """Layer normalization: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+
+    What ``keras.layers.LayerNormalization`` computes.
 
     Args:
         x: any shape, e.g. ``(batch, T, d_model)``.
@@ -72,25 +92,45 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3) -> np.n
 
     Explained in chapter 8, *Residual connections and layer normalization*, section "Layer normalization".
     """
-    x = as_float_array(x, "x")
-    axes = _normalise_axes(axis, x.ndim)
-    compute = x.astype(_compute_dtype(x.dtype), copy=False)
-    mean = compute.mean(axis=axes, keepdims=True)
-    variance = np.square(compute - mean).mean(axis=axes, keepdims=True)
+    compute = x.astype(_compute_dtype(x.dtype), copy=False)   # float16: in float32
+    mean = compute.mean(axis=axis, keepdims=True)
+    variance = np.square(compute - mean).mean(axis=axis, keepdims=True)
     out = (compute - mean) / np.sqrt(variance + epsilon)
-    # gamma/beta span the normalised axes; reshape them to broadcast along the others.
-    shape = tuple(x.shape[a] for a in axes)
-    broadcast = tuple(x.shape[a] if a in axes else 1 for a in range(x.ndim))
+    # gamma and beta span the normalised axes; reshaped to broadcast along the others.
+    broadcast = tuple(n if a in axis else 1 for a, n in enumerate(x.shape))
     if gamma is not None:
-        out = out * _parameter(gamma, "gamma", shape, compute.dtype).reshape(broadcast)
+        out = out * gamma.reshape(broadcast)
     if beta is not None:
-        out = out + _parameter(beta, "beta", shape, compute.dtype).reshape(broadcast)
+        out = out + beta.reshape(broadcast)
     return out.astype(x.dtype, copy=False)
 
 
+def check_batch_norm(x, gamma, beta, axis, moving_mean, moving_variance):
+    """The arguments of :func:`batch_norm` (chapter 8), checked and converted.
+
+    ``axis`` comes back as the one non-negative feature axis, the parameters
+    in the dtype the statistics are computed in.
+    """
+    x = as_float_array(x, "x")
+    (feature,) = _normalise_axes(axis, x.ndim)
+    shape, dtype = (x.shape[feature],), _compute_dtype(x.dtype)
+    if (moving_mean is None) != (moving_variance is None):
+        raise ValueError(
+            "pass both moving_mean and moving_variance (inference) or neither (training)")
+    parameters = dict(moving_mean=moving_mean, moving_variance=moving_variance,
+                      gamma=gamma, beta=beta)
+    for name, value in parameters.items():
+        if value is not None:
+            parameters[name] = _parameter(value, name, shape, dtype)
+    return dict(x=x, axis=feature, **parameters)
+
+
+@checked(check_batch_norm)
 def batch_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3, *,
                moving_mean=None, moving_variance=None) -> np.ndarray:
-    """``keras.layers.BatchNormalization``: normalise each *feature* over the batch.
+    """Batch normalization: normalise each *feature* over the batch.
+
+    What ``keras.layers.BatchNormalization`` computes.
 
     Args:
         x: any shape, e.g. ``(batch, T, d_model)``.
@@ -107,26 +147,20 @@ def batch_norm(x, gamma=None, beta=None, axis=-1, epsilon: float = 1e-3, *,
 
     Explained in chapter 8, *Residual connections and layer normalization*, section "Layer norm versus batch norm".
     """
-    x = as_float_array(x, "x")
-    (feature,) = _normalise_axes(axis, x.ndim)
-    compute = x.astype(_compute_dtype(x.dtype), copy=False)
-    shape = (x.shape[feature],)
-    broadcast = tuple(x.shape[a] if a == feature else 1 for a in range(x.ndim))
-    if (moving_mean is None) != (moving_variance is None):
-        raise ValueError("pass both moving_mean and moving_variance (inference) or neither (training)")
-    if moving_mean is None:
-        others = tuple(a for a in range(x.ndim) if a != feature)
+    compute = x.astype(_compute_dtype(x.dtype), copy=False)   # float16: in float32
+    broadcast = tuple(n if a == axis else 1 for a, n in enumerate(x.shape))  # (1, d, 1)
+    if moving_mean is None:  # training: the batch's statistics, over all other axes
+        others = tuple(a for a in range(x.ndim) if a != axis)
         mean = compute.mean(axis=others, keepdims=True)
         variance = np.square(compute - mean).mean(axis=others, keepdims=True)
-    else:
-        mean = _parameter(moving_mean, "moving_mean", shape, compute.dtype).reshape(broadcast)
-        variance = _parameter(moving_variance, "moving_variance", shape,
-                              compute.dtype).reshape(broadcast)
+    else:                    # inference: the moving averages
+        mean = moving_mean.reshape(broadcast)
+        variance = moving_variance.reshape(broadcast)
     out = (compute - mean) / np.sqrt(variance + epsilon)
     if gamma is not None:
-        out = out * _parameter(gamma, "gamma", shape, compute.dtype).reshape(broadcast)
+        out = out * gamma.reshape(broadcast)
     if beta is not None:
-        out = out + _parameter(beta, "beta", shape, compute.dtype).reshape(broadcast)
+        out = out + beta.reshape(broadcast)
     return out.astype(x.dtype, copy=False)
 
 

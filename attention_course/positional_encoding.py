@@ -20,14 +20,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import checked
 
-def _check_sizes(length: int, d_model: int) -> None:
+
+def check_sinusoidal_encoding(length, d_model) -> None:
+    """The sizes of :func:`sinusoidal_encoding` (chapter 7): ``length >= 0``, ``d_model`` even."""
     if int(length) != length or length < 0:
         raise ValueError(f"length must be a non-negative integer, got {length!r}")
     if int(d_model) != d_model or d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be an even integer >= 2 (pairs of sin and cos), got {d_model!r}")
 
 
+def check_frequencies(d_model) -> None:
+    """The width of :func:`frequencies` (chapter 7): an even integer ``>= 2``."""
+    check_sinusoidal_encoding(0, d_model)
+
+
+@checked(check_frequencies)
 def frequencies(d_model: int, base: float = 10000.0, dtype=np.float64) -> np.ndarray:
     """``(d_model // 2,)`` angular frequencies ``omega_i = base^(-2i / d_model)``.
 
@@ -38,13 +47,13 @@ def frequencies(d_model: int, base: float = 10000.0, dtype=np.float64) -> np.nda
 
     Explained in chapter 7, *Positional encoding*, section "From binary counters to sinusoids".
     """
-    _check_sizes(0, d_model)
     return (base ** (-np.arange(0, d_model, 2) / d_model)).astype(dtype)
 
 
+@checked(check_sinusoidal_encoding)
 def sinusoidal_encoding(length: int, d_model: int, base: float = 10000.0,
                         dtype=np.float32) -> np.ndarray:
-    """The sinusoidal positional encoding of Vaswani et al. (2017), ``(length, d_model)``.
+    """The sinusoidal positional encoding ``(length, d_model)`` of Vaswani et al. (2017).
 
     Row ``pos`` is the vector added to the embedding of the token at position
     ``pos`` (counting from 0); even columns are sines, odd columns cosines, as
@@ -53,8 +62,7 @@ def sinusoidal_encoding(length: int, d_model: int, base: float = 10000.0,
 
     Explained in chapter 7, *Positional encoding*, section "From binary counters to sinusoids".
     """
-    _check_sizes(length, d_model)
-    angles = np.arange(length)[:, None] * frequencies(d_model, base)[None, :]  # (T, d/2)
+    angles = np.arange(length)[:, None] * frequencies(d_model, base)  # (T, d/2)
     encoding = np.empty((length, d_model))
     encoding[:, 0::2] = np.sin(angles)
     encoding[:, 1::2] = np.cos(angles)
@@ -73,8 +81,8 @@ def shift_matrix(k: float, d_model: int, base: float = 10000.0) -> np.ndarray:
     """
     omega = frequencies(d_model, base)
     cos, sin = np.cos(omega * k), np.sin(omega * k)
-    # One 2x2 rotation block per frequency, laid out on the diagonal.
-    blocks = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)  # (d/2, 2, 2)
+    # One 2x2 rotation block per frequency, (d/2, 2, 2), laid out on the diagonal.
+    blocks = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
     matrix = np.zeros((d_model // 2, 2, d_model // 2, 2))
     index = np.arange(d_model // 2)
     matrix[index, :, index, :] = blocks

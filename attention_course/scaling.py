@@ -10,16 +10,25 @@ variance back to 1 whatever the width.  The functions here measure all three.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_float_array, require_ndim
+from .checks import as_float_array, checked, require_ndim
 from .softmax import softmax
 
 
+def check_softmax_jacobian(weights):
+    """The softmax outputs of :func:`softmax_jacobian` (chapter 4): floats, ``(..., n)``."""
+    weights = as_float_array(weights, "weights")
+    require_ndim(weights, "weights", 1, "(..., n)")
+    return dict(weights=weights)
+
+
+@checked(check_softmax_jacobian)
 def softmax_jacobian(weights) -> np.ndarray:
-    """The Jacobian of the softmax at its output ``p``: ``d p_i / d s_j = p_i (delta_ij - p_j)``.
+    """The softmax's Jacobian at its output ``p``: ``d p_i / d s_j = p_i (delta_ij - p_j)``.
 
     Args:
         weights: ``(..., n)`` softmax outputs (each slice sums to 1).
@@ -30,9 +39,9 @@ def softmax_jacobian(weights) -> np.ndarray:
 
     Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Why divide by √d_k?".
     """
-    p = as_float_array(weights, "weights")
-    require_ndim(p, "weights", 1, "(..., n)")
-    return p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype) - p[..., :, None] * p[..., None, :]
+    p = weights                                                     # (..., n)
+    diagonal = p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype)  # (..., n, n)
+    return diagonal - p[..., :, None] * p[..., None, :]             # diag(p) - p p^T
 
 
 def entropy(weights, axis: int = -1) -> np.ndarray:
@@ -78,6 +87,19 @@ class SaturationMeasurement:
     jacobian_norm_scaled: np.ndarray
 
 
+def check_measure_saturation(d_ks, n_keys, n_queries):
+    """The settings of :func:`measure_saturation` (chapter 4): positive widths, two or more draws."""
+    d_ks = np.asarray(d_ks)
+    if d_ks.ndim != 1 or d_ks.size == 0 or not np.issubdtype(d_ks.dtype, np.integer) \
+            or (d_ks < 1).any():
+        raise ValueError(
+            f"d_ks must be a non-empty 1-D sequence of positive integers; got {d_ks!r}")
+    if n_keys < 2 or n_queries < 2:
+        raise ValueError(f"need n_keys >= 2 and n_queries >= 2; got {n_keys} and {n_queries}")
+    return dict(d_ks=d_ks)
+
+
+@checked(check_measure_saturation)
 def measure_saturation(d_ks, n_keys: int = 16, n_queries: int = 2000,
                        seed: int = 0) -> SaturationMeasurement:
     """Draw random queries and keys and measure how the softmax behaves, per width.
@@ -97,25 +119,18 @@ def measure_saturation(d_ks, n_keys: int = 16, n_queries: int = 2000,
 
     Explained in chapter 4, *Dot-product and scaled dot-product attention*, section "Why divide by √d_k?".
     """
-    d_ks = np.asarray(d_ks)
-    if d_ks.ndim != 1 or d_ks.size == 0 or not np.issubdtype(d_ks.dtype, np.integer) or (d_ks < 1).any():
-        raise ValueError(f"d_ks must be a non-empty 1-D sequence of positive integers; got {d_ks!r}")
-    if n_keys < 2 or n_queries < 2:
-        raise ValueError(f"need n_keys >= 2 and n_queries >= 2; got {n_keys} and {n_queries}")
     rng = np.random.default_rng(seed)
-    rows = {name: [] for name in ("score_variance", "scaled_score_variance", "max_weight_unscaled",
-                                  "max_weight_scaled", "entropy_unscaled", "entropy_scaled",
-                                  "jacobian_norm_unscaled", "jacobian_norm_scaled")}
+    rows = defaultdict(list)  # one list per field of SaturationMeasurement
     for d_k in d_ks:  # one experiment per width (the widths differ in shape)
         query = rng.standard_normal((n_queries, 1, d_k))
         key = rng.standard_normal((n_queries, n_keys, d_k))
-        scores = (query @ np.swapaxes(key, -1, -2))[:, 0, :]  # (n_queries, n_keys)
+        scores = (query @ np.swapaxes(key, -1, -2))[:, 0, :]     # (n_queries, n_keys)
         for name, s in (("unscaled", scores), ("scaled", scores / np.sqrt(d_k))):
             p = softmax(s, axis=-1)
+            norms = np.linalg.norm(softmax_jacobian(p), axis=(-2, -1))  # (n_queries,)
             rows[f"max_weight_{name}"].append(p.max(axis=-1).mean())
             rows[f"entropy_{name}"].append(entropy(p).mean())
-            rows[f"jacobian_norm_{name}"].append(
-                np.linalg.norm(softmax_jacobian(p), axis=(-2, -1)).mean())
+            rows[f"jacobian_norm_{name}"].append(norms.mean())
         rows["score_variance"].append(scores.var())
         rows["scaled_score_variance"].append((scores / np.sqrt(d_k)).var())
-    return SaturationMeasurement(d_k=d_ks, **{name: np.array(v) for name, v in rows.items()})
+    return SaturationMeasurement(d_k=d_ks, **{k: np.array(v) for k, v in rows.items()})

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_float_array, require_ndim
+from .checks import as_float_array, checked, require_ndim
 from .attention import scaled_dot_product_attention
 
 
@@ -74,6 +74,18 @@ class SelfAttentionWeights:
         return cls(glorot(d_model, d_k), glorot(d_model, d_k), glorot(d_model, d_v))
 
 
+def check_self_attention(x, weights):
+    """The input of :func:`self_attention` (chapter 5): floats ``(..., T, d_model)`` that fit the weights."""
+    x = as_float_array(x, "x")
+    require_ndim(x, "x", 2, "(..., T, d_model)")
+    if x.shape[-1] != weights.W_query.shape[0]:
+        raise ValueError(
+            f"x has d_model={x.shape[-1]} features but the projections expect "
+            f"{weights.W_query.shape[0]}")
+    return dict(x=x)
+
+
+@checked(check_self_attention)
 def self_attention(x, weights: SelfAttentionWeights, mask=None):
     """Single-head self-attention: ``softmax((x W_q)(x W_k)^T / sqrt(d_k)) (x W_v)``.
 
@@ -90,16 +102,10 @@ def self_attention(x, weights: SelfAttentionWeights, mask=None):
 
     Explained in chapter 5, *Self-attention*, section "Queries, keys and values from one sequence".
     """
-    x = as_float_array(x, "x")
-    require_ndim(x, "x", 2, "(..., T, d_model)")
-    if x.shape[-1] != weights.W_query.shape[0]:
-        raise ValueError(
-            f"x has d_model={x.shape[-1]} features but the projections expect "
-            f"{weights.W_query.shape[0]}")
-    query = x @ weights.W_query
-    key = x @ weights.W_key
-    value = x @ weights.W_value
+    query = x @ weights.W_query                                        # (..., T, d_k)
+    key = x @ weights.W_key                                            # (..., T, d_k)
+    value = x @ weights.W_value                                        # (..., T, d_v)
     output, attention = scaled_dot_product_attention(query, key, value, mask=mask)
     if weights.W_output is not None:
-        output = output @ weights.W_output
+        output = output @ weights.W_output                             # (..., T, d_out)
     return output, attention

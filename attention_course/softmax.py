@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import as_float_array, as_mask
+from .checks import as_float_array, as_mask, checked
 
 
+def check_softmax(x, axis, mask, temperature):
+    """The arguments of :func:`softmax` (chapter 2), checked: ``x`` as floats, ``mask`` as booleans."""
+    x = as_float_array(x, "x")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    if not -x.ndim <= axis < max(x.ndim, 1):
+        raise ValueError(f"axis {axis} is out of range for x of shape {x.shape}")
+    if mask is not None:
+        mask = as_mask(mask, "mask", x.shape, "the shape of x")
+    return dict(x=x, mask=mask)
+
+
+@checked(check_softmax)
 def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarray:
     """Softmax of ``x`` along ``axis``: ``exp(x_i / T) / sum_j exp(x_j / T)``.
 
@@ -18,7 +31,8 @@ def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarra
         x: scores, any shape; float dtypes are kept, integers become float64.
         axis: the axis that sums to one.
         mask: optional boolean array broadcastable to ``x``; ``True`` marks the
-            entries that take part. Masked entries get probability exactly 0.
+            entries that take part. Masked entries get probability exactly 0,
+            and so do scores that are already ``-inf``.
             A slice in which *every* entry is masked has nothing to attend to:
             it comes out as all zeros, never NaN.
         temperature: ``T > 0``; large ``T`` flattens the distribution, small
@@ -30,32 +44,17 @@ def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarra
 
     Explained in chapter 2, *Attention as a soft lookup*, section "The softmax, done safely".
     """
-    x = as_float_array(x, "x")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be positive, got {temperature}")
-    if not -x.ndim <= axis < max(x.ndim, 1):
-        raise ValueError(f"axis {axis} is out of range for x of shape {x.shape}")
     if temperature != 1.0:
         x = x / temperature
-    if mask is None:
-        row_max = x.max(axis=axis, keepdims=True)
-        if np.isfinite(row_max).all():
-            # One temporary, then everything in place: this is the hot loop
-            # of every attention layer in the course.
-            out = x - row_max
-            np.exp(out, out=out)
-            out /= out.sum(axis=axis, keepdims=True)
-            return out
-        mask = x > -np.inf  # scores already set to -inf count as masked
-    mask = as_mask(mask, "mask", x.shape, "the shape of x")
-    out = np.where(mask, x, -np.inf)
-    row_max = out.max(axis=axis, keepdims=True)
-    # A fully masked slice has max -inf; subtracting it would give NaN.
-    row_max[~np.isfinite(row_max)] = 0.0
-    out -= row_max
-    np.exp(out, out=out)  # exp(-inf) = 0: masked entries vanish here
+    if mask is not None:
+        x = np.where(mask, x, -np.inf)             # masked entries: exp(-inf) = 0
+    row_max = x.max(axis=axis, keepdims=True)
+    row_max[~np.isfinite(row_max)] = 0.0           # a fully masked row's max is -inf
+    out = x - row_max                               # every exponent <= 0: no overflow
+    np.exp(out, out=out)
     total = out.sum(axis=axis, keepdims=True)
-    np.divide(out, total, out=out, where=total > 0)
+    total[total == 0] = 1.0                         # a fully masked row stays all zeros
+    out /= total
     return out
 
 

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import checked
+
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_TOKENS = (PAD, UNK, CLS, SEP, MASK)
 CONTINUATION_PREFIX = "##"
@@ -92,15 +94,21 @@ def is_cjk(char: str) -> bool:
     return any(low <= code <= high for low, high in CJK_RANGES)
 
 
-def normalize(text: str, lowercase: bool = True, strip_accents: bool | None = None) -> str:
-    """BERT's normalization: clean, isolate CJK ideographs, strip accents, lower-case.
+def check_text(text):
+    """A text to tokenize (chapter 12): a ``str``."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+
+
+@checked(check_text)
+def normalize(text: str, lowercase: bool = True,
+              strip_accents: bool | None = None) -> str:
+    """BERT's normalization: clean, isolate CJK ideographs, strip accents, lowercase.
 
     ``strip_accents=None`` follows ``lowercase``, as in BERT's uncased models.
 
     Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
     """
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a str, got {type(text).__name__}")
     strip_accents = lowercase if strip_accents is None else strip_accents
     # Remove NUL, the replacement character and control characters first; then
     # every remaining white-space character becomes a plain space.
@@ -118,7 +126,9 @@ def normalize(text: str, lowercase: bool = True, strip_accents: bool | None = No
 
 
 def pre_tokenize(text: str) -> list[str]:
-    """Split normalized text into words: on white space, and around each punctuation character.
+    """Split normalized text into words, at white space and around punctuation.
+
+    Every punctuation character becomes a word of its own.
 
     Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
     """
@@ -231,7 +241,7 @@ class WordPieceTokenizer:
         while start < len(word):
             # try the longest candidate first, then shorter ones
             for end in range(len(word), start, -1):
-                piece = word[start:end] if start == 0 else CONTINUATION_PREFIX + word[start:end]
+                piece = ("" if start == 0 else CONTINUATION_PREFIX) + word[start:end]
                 if piece in self.vocab:
                     pieces.append(piece)
                     start = end

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_float_array, as_mask
+from .checks import as_float_array, as_mask, checked
 from .multi_head import MultiHeadAttentionWeights, multi_head_attention
 from .normalization import LayerNormWeights
 
@@ -38,11 +38,11 @@ def _check_sequence(x, name: str, width: int) -> np.ndarray:
     return x
 
 
-def _key_padding(mask, name: str, batch: int, length: int) -> np.ndarray | None:
-    """A ``(B, S)`` padding mask (True = real token) as ``(B, 1, S)``, for every query."""
+def _padding_mask(mask, name: str, batch: int, length: int) -> np.ndarray | None:
+    """A ``(B, S)`` padding mask (True = real token) as booleans."""
     if mask is None:
         return None
-    return as_mask(mask, name, (batch, length), "(B, S)")[:, None, :]
+    return as_mask(mask, name, (batch, length), "(B, S)")
 
 
 # ----------------------------------------------------------------------------
@@ -52,6 +52,12 @@ def _key_padding(mask, name: str, batch: int, length: int) -> np.ndarray | None:
 ACTIVATIONS = ("relu", "gelu")
 
 
+def check_gelu(x):
+    """The input of :func:`gelu` (chapter 12), as floats."""
+    return dict(x=as_float_array(x, "x"))
+
+
+@checked(check_gelu)
 def gelu(x) -> np.ndarray:
     """The Gaussian error linear unit (Hendrycks & Gimpel, 2016): ``x * Phi(x)``.
 
@@ -64,7 +70,6 @@ def gelu(x) -> np.ndarray:
     """
     from scipy.special import erf  # NumPy has no erf
 
-    x = as_float_array(x, "x")
     return 0.5 * x * (1.0 + erf(x / x.dtype.type(np.sqrt(2.0))))
 
 
@@ -104,6 +109,16 @@ class FeedForwardWeights:
         return from_keras.feed_forward(layer)
 
 
+def check_feed_forward(x, weights):
+    """The input of :func:`feed_forward` (chapter 9): floats with the network's width."""
+    x = as_float_array(x, "x")
+    if x.shape[-1] != weights.kernel_1.shape[0]:
+        raise ValueError(f"x has {x.shape[-1]} features but the feed-forward network "
+                         f"expects {weights.kernel_1.shape[0]}")
+    return dict(x=x)
+
+
+@checked(check_feed_forward)
 def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
     """The same two-layer network applied to every position on its own.
 
@@ -112,13 +127,9 @@ def feed_forward(x, weights: FeedForwardWeights) -> np.ndarray:
 
     Explained in chapter 9, *The encoder block*, section "The block".
     """
-    x = as_float_array(x, "x")
-    if x.shape[-1] != weights.kernel_1.shape[0]:
-        raise ValueError(f"x has {x.shape[-1]} features but the feed-forward network expects "
-                         f"{weights.kernel_1.shape[0]}")
-    hidden = x @ weights.kernel_1 + weights.bias_1
+    hidden = x @ weights.kernel_1 + weights.bias_1                      # (..., T, d_ff)
     hidden = gelu(hidden) if weights.activation == "gelu" else np.maximum(hidden, 0.0)
-    return hidden @ weights.kernel_2 + weights.bias_2
+    return hidden @ weights.kernel_2 + weights.bias_2                   # (..., T, d)
 
 
 def residual(x, sublayer, norm: LayerNormWeights, pre_ln: bool):
@@ -165,8 +176,16 @@ class EncoderBlockWeights:
         return from_keras.encoder_block(block)
 
 
-def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bool = False):
-    """One encoder block: self-attention then feed-forward, each with residual + layer norm.
+def check_encoder_block(x, weights, padding_mask):
+    """The inputs of :func:`encoder_block` (chapter 9): ``x (B, S, d)``, a ``(B, S)`` mask."""
+    x = _check_sequence(x, "x", weights.d_model)
+    return dict(x=x, padding_mask=_padding_mask(padding_mask, "padding_mask", *x.shape[:2]))
+
+
+@checked(check_encoder_block)
+def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None,
+                  pre_ln: bool = False):
+    """One encoder block: self-attention and feed-forward, each with residual + norm.
 
     Args:
         x: ``(B, S, d)`` the source tokens' vectors.
@@ -182,8 +201,7 @@ def encoder_block(x, weights: EncoderBlockWeights, padding_mask=None, pre_ln: bo
 
     Explained in chapter 9, *The encoder block*, section "The block".
     """
-    x = _check_sequence(x, "x", weights.d_model)
-    mask = _key_padding(padding_mask, "padding_mask", x.shape[0], x.shape[1])
+    mask = None if padding_mask is None else padding_mask[:, None, :]  # (B, 1, S)
 
     def attend(h):
         return multi_head_attention(h, h, weights.self_attention, attention_mask=mask)
@@ -239,6 +257,26 @@ class DecoderBlockWeights:
         return from_keras.decoder_block(block)
 
 
+def check_decoder_block(y, memory, weights, source_mask):
+    """The inputs of :func:`decoder_block` (chapter 10): a memory where there is cross-attention."""
+    y = _check_sequence(y, "y", weights.d_model)
+    if memory is None:
+        if weights.has_cross_attention:
+            raise ValueError("this block has cross-attention weights: pass the encoder's memory")
+        if source_mask is not None:
+            raise ValueError("source_mask needs a memory to mask")
+        return dict(y=y)
+    if not weights.has_cross_attention:
+        raise ValueError("this block has no cross-attention (decoder-only): memory must be None")
+    memory = _check_sequence(memory, "memory", weights.d_model)
+    if memory.shape[0] != y.shape[0]:
+        raise ValueError(f"y and memory must have the same batch size; got {y.shape} "
+                         f"and {memory.shape}")
+    source_mask = _padding_mask(source_mask, "source_mask", *memory.shape[:2])
+    return dict(y=y, memory=memory, source_mask=source_mask)
+
+
+@checked(check_decoder_block)
 def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
                   pre_ln: bool = False, causal: bool = True):
     """One decoder block: masked self-attention, cross-attention, feed-forward.
@@ -261,34 +299,24 @@ def decoder_block(y, memory, weights: DecoderBlockWeights, source_mask=None,
 
     Explained in chapter 10, *The decoder block*, section "Three sub-layers".
     """
-    y = _check_sequence(y, "y", weights.d_model)
-    if memory is None:
-        if weights.has_cross_attention:
-            raise ValueError("this block has cross-attention weights: pass the encoder's memory")
-        if source_mask is not None:
-            raise ValueError("source_mask needs a memory to mask")
-    else:
-        if not weights.has_cross_attention:
-            raise ValueError("this block has no cross-attention (decoder-only): memory must be None")
-        memory = _check_sequence(memory, "memory", weights.d_model)
-        if memory.shape[0] != y.shape[0]:
-            raise ValueError(f"y and memory must have the same batch size; got {y.shape} "
-                             f"and {memory.shape}")
-        cross_mask = _key_padding(source_mask, "source_mask", memory.shape[0], memory.shape[1])
+    cross_mask = None if source_mask is None else source_mask[:, None, :]  # (B, 1, S)
 
     def self_attend(h):
-        return multi_head_attention(h, h, weights.self_attention, use_causal_mask=causal)
+        return multi_head_attention(h, h, weights.self_attention,
+                                    use_causal_mask=causal)
 
     def cross_attend(h):
-        return multi_head_attention(h, memory, weights.cross_attention, attention_mask=cross_mask)
+        return multi_head_attention(h, memory, weights.cross_attention,
+                                    attention_mask=cross_mask)
 
     def ffn(h):
         return feed_forward(h, weights.feed_forward), None
 
     y, self_weights = residual(y, self_attend, weights.self_attention_norm, pre_ln)
     cross_weights = None
-    if memory is not None:
-        y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm, pre_ln)
+    if memory is not None:  # a decoder-only model (GPT) has no memory to read
+        y, cross_weights = residual(y, cross_attend, weights.cross_attention_norm,
+                                    pre_ln)
     y, _ = residual(y, ffn, weights.feed_forward_norm, pre_ln)
     return y, self_weights, cross_weights
 
@@ -350,19 +378,20 @@ def embed(tokens, table: np.ndarray, positions: np.ndarray, scale: bool) -> np.n
 
 
 def encode(source, weights: TransformerWeights):
-    """``source (B, S)`` ids (0 = padding) -> memory ``(B, S, d)`` and the encoder's attention.
+    """``source (B, S)`` ids (0 = padding) -> memory ``(B, S, d)``, and the attention.
 
-    The attention is ``(layers, B, heads, S, S)``.
+    The encoder's attention weights, ``(layers, B, heads, S, S)``.
 
     Explained in chapter 11, *Training a Transformer*, section "The model".
     """
     source = np.asarray(source)
     source_mask = source != 0
-    x = embed(source, weights.source_embedding, weights.source_positions, weights.scale_embeddings)
+    x = embed(source, weights.source_embedding, weights.source_positions,
+              weights.scale_embeddings)                          # (B, S, d)
     attention = []
     for block in weights.encoder:
         x, a = encoder_block(x, block, padding_mask=source_mask, pre_ln=weights.pre_ln)
-        attention.append(a)
+        attention.append(a)                                      # (B, heads, S, S)
     if weights.final_encoder_norm is not None:
         x = weights.final_encoder_norm(x)
     return x, np.stack(attention)
@@ -392,14 +421,14 @@ def decode(decoder_input, memory, source, weights: TransformerWeights):
 
 
 def transformer_forward(source, decoder_input, weights: TransformerWeights):
-    """The whole model: ``source (B, S)``, ``decoder_input (B, T)`` -> logits ``(B, T, V_target)``.
+    """The whole model: ``source (B, S)``, ``decoder_input (B, T)`` -> ``(B, T, V_target)``.
 
-    Returns ``(logits, attention)`` where ``attention`` is a dict with the
-    ``"encoder"``, ``"decoder_self"`` and ``"cross"`` weights of every layer.
+    Returns ``(logits, attention)``: the logits ``(B, T, V_target)`` and a dict
+    with the ``"encoder"``, ``"decoder_self"`` and ``"cross"`` weights of every layer.
 
     Explained in chapter 11, *Training a Transformer*, section "The whole model in NumPy".
     """
-    memory, encoder_attention = encode(source, weights)
-    logits, self_attention, cross_attention = decode(decoder_input, memory, source, weights)
+    memory, encoder_attention = encode(source, weights)               # (B, S, d)
+    logits, self_attention, cross = decode(decoder_input, memory, source, weights)
     return logits, {"encoder": encoder_attention, "decoder_self": self_attention,
-                    "cross": cross_attention}
+                    "cross": cross}

@@ -31,10 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import as_float_array
+from .checks import as_float_array, checked
 from .lookup import cosine_similarity
 from .normalization import LayerNormWeights
 from .transformer import EncoderBlockWeights, encoder_block
+
+
+def check_patchify(images, patch_size):
+    """The arguments of :func:`patchify` (chapter 14): ``(B, H, W, C)`` images that ``P`` divides."""
+    return dict(images=_check_images(images, patch_size))
 
 
 def _check_images(images, patch_size: int) -> np.ndarray:
@@ -51,6 +56,7 @@ def _check_images(images, patch_size: int) -> np.ndarray:
     return images
 
 
+@checked(check_patchify)
 def patchify(images, patch_size: int) -> np.ndarray:
     """Cut images into non-overlapping square patches and flatten each one.
 
@@ -68,12 +74,11 @@ def patchify(images, patch_size: int) -> np.ndarray:
 
     Explained in chapter 14, *The Vision Transformer*, section "Images as sequences of patches".
     """
-    images = _check_images(images, patch_size)
     B, H, W, C = images.shape
     P = patch_size
-    # (B, H, W, C) -> (B, H/P, P, W/P, P, C): split each side into (patch index, pixel in patch)
+    # (B, H, W, C) -> (B, H/P, P, W/P, P, C): each side as (patch index, pixel in patch)
     grid = images.reshape(B, H // P, P, W // P, P, C)
-    # -> (B, H/P, W/P, P, P, C): the two patch indices first, the pixels of one patch last
+    # -> (B, H/P, W/P, P, P, C): the patch indices first, the pixels of a patch last
     grid = grid.transpose(0, 1, 3, 2, 4, 5)
     return grid.reshape(B, (H // P) * (W // P), P * P * C)
 
@@ -153,6 +158,25 @@ class ViTWeights:
         return from_keras.vision_transformer(model)
 
 
+def check_embed_patches(images, weights):
+    """The images of :func:`embed_patches` (chapter 14): as many patches, channels as the model."""
+    images = as_float_array(images, "images")
+    _check_images(images, weights.patch_size)
+    B, H, W, C = images.shape
+    P = weights.patch_size
+    n_patches, n_features = (H // P) * (W // P), P * P * C
+    if n_features != weights.patch_kernel.shape[0]:
+        raise ValueError(f"images with {images.shape[-1]} channels give patches of "
+                         f"{n_features} numbers, but the model expects "
+                         f"{weights.patch_kernel.shape[0]}")
+    if n_patches + 1 != len(weights.positions):
+        raise ValueError(f"images of {images.shape[1]} x {images.shape[2]} pixels give "
+                         f"{n_patches} patches, but the model has positions for "
+                         f"{len(weights.positions) - 1}")
+    return dict(images=images)
+
+
+@checked(check_embed_patches)
 def embed_patches(images, weights: ViTWeights) -> np.ndarray:
     """``(B, H, W, C)`` images -> the encoder's input ``(B, N + 1, d)``.
 
@@ -161,19 +185,11 @@ def embed_patches(images, weights: ViTWeights) -> np.ndarray:
 
     Explained in chapter 14, *The Vision Transformer*, section "Class token, positions, encoder".
     """
-    images = as_float_array(images, "images")
     patches = patchify(images, weights.patch_size)                      # (B, N, P*P*C)
-    if patches.shape[-1] != weights.patch_kernel.shape[0]:
-        raise ValueError(f"images with {images.shape[-1]} channels give patches of "
-                         f"{patches.shape[-1]} numbers, but the model expects "
-                         f"{weights.patch_kernel.shape[0]}")
-    if patches.shape[1] + 1 != len(weights.positions):
-        raise ValueError(f"images of {images.shape[1]} x {images.shape[2]} pixels give "
-                         f"{patches.shape[1]} patches, but the model has positions for "
-                         f"{len(weights.positions) - 1}")
     tokens = patches @ weights.patch_kernel + weights.patch_bias        # (B, N, d)
     cls = np.broadcast_to(weights.class_token, (len(tokens), 1, tokens.shape[-1]))
-    return np.concatenate([cls.astype(tokens.dtype), tokens], axis=1) + weights.positions
+    tokens = np.concatenate([cls.astype(tokens.dtype), tokens], axis=1)  # (B, N + 1, d)
+    return tokens + weights.positions
 
 
 def vit_forward(images, weights: ViTWeights):
@@ -194,7 +210,7 @@ def vit_forward(images, weights: ViTWeights):
     for block in weights.encoder:
         x, a = encoder_block(x, block, pre_ln=weights.pre_ln)
         attention.append(a)
-    representation = weights.final_norm(x[:, 0])                       # the class token, (B, d)
+    representation = weights.final_norm(x[:, 0])             # the class token's, (B, d)
     logits = representation @ weights.head_kernel + weights.head_bias
     return logits, np.stack(attention)
 
@@ -203,10 +219,19 @@ def vit_forward(images, weights: ViTWeights):
 # What the model looks at
 # ----------------------------------------------------------------------------
 
-def attention_rollout(attention, residual: bool = True) -> np.ndarray:
-    """Attention rollout (Abnar & Zuidema, 2020): attention followed through every layer.
+def check_attention_rollout(attention):
+    """The weights of :func:`attention_rollout` (chapter 14): floats ``(L, B, heads, T, T)``."""
+    attention = as_float_array(attention, "attention")
+    if attention.ndim != 5 or attention.shape[-1] != attention.shape[-2]:
+        raise ValueError(f"attention must have shape (L, B, heads, T, T); got {attention.shape}")
+    return dict(attention=attention)
 
-    Each layer's attention is averaged over the heads.  With ``residual``, the
+
+@checked(check_attention_rollout)
+def attention_rollout(attention, residual: bool = True) -> np.ndarray:
+    """Attention rollout: the attention followed through every layer.
+
+    Abnar and Zuidema (2020).  Each layer's attention is averaged over the heads.  With ``residual``, the
     residual connection is counted as a second path that keeps a token where
     it is: the layer's matrix becomes ``0.5 * A + 0.5 * I`` (rows still sum to
     one).  The layers are then chained, ``R = A_L ... A_2 A_1``: ``R[i, j]``
@@ -223,14 +248,11 @@ def attention_rollout(attention, residual: bool = True) -> np.ndarray:
 
     Explained in chapter 14, *The Vision Transformer*, section "What the class token looks at".
     """
-    attention = as_float_array(attention, "attention")
-    if attention.ndim != 5 or attention.shape[-1] != attention.shape[-2]:
-        raise ValueError(f"attention must have shape (L, B, heads, T, T); got {attention.shape}")
     layers = attention.mean(axis=2)                                     # (L, B, T, T)
     if residual:
         layers = 0.5 * layers + 0.5 * np.eye(layers.shape[-1], dtype=layers.dtype)
     rollout = layers[0]
-    for layer in layers[1:]:  # a loop over layers, not positions: each product needs the last
+    for layer in layers[1:]:  # a loop over layers, not positions: each needs the last
         rollout = layer @ rollout
     return rollout
 

@@ -5,13 +5,85 @@ source of truth, the chapter does not paste the code: it shows the package's
 code with :func:`show_source`, so what the reader sees is what the tests check.
 The course's version of a function that an assignment grades is shown with
 :func:`show_solution` instead: folded, and kept out of the page's searchable text.
+
+Both print what a reader needs and no more (:func:`readable_source`): the
+decorators, the signature, the docstring's first sentence and the code with
+its comments.  The rest of a docstring (arguments, returns, the chapter that
+explains it) stays in the package for ``help()``.  A function whose arguments
+are checked is printed as its plain code under one ``@checked(check_...)``
+line, which says that the checks exist and where they are
+(:mod:`attention_course.checks` explains why they live there).  Printed lines
+fit the book's code box, :data:`CODE_WIDTH` characters
+(``tests/book/test_printed_code.py`` holds every chapter's calls to it).
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import inspect
+import re
 import textwrap
+
+#: The width of the book's code box, in characters: what a cell output's code block
+#: shows without scrolling in the theme's widest layout (sphinx-book-theme 1.3 on
+#: pydata-sphinx-theme 0.17, a window 1408 px or wider).  The page is 88rem = 1408 px;
+#: less the 20 % left sidebar, the 17rem "On this page" column, the article's
+#: 2rem + 2rem padding, the output's 1em indent and the code block's 1rem + 1rem
+#: padding, 742 px remain, for code set at 0.875 x 16 px = 14 px in a monospace font
+#: 0.6 em wide (DejaVu Sans Mono, Menlo, Source Code Pro): 742 / 8.4 = 88 characters.
+#: Read from the built site's stylesheets; a narrower window scrolls sooner.
+CODE_WIDTH = 88
+
+
+def _summary(raw: str) -> str:
+    """The first paragraph of a docstring's source text, on one line, as plain text, in its quotes."""
+    prefix = raw[: len(raw) - len(raw.lstrip("rRuUbBfF"))]
+    body = raw[len(prefix):]
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    text = body[len(quote): len(body) - len(quote)]
+    paragraph = []
+    for line in textwrap.dedent(text.lstrip("\n")).strip().splitlines():
+        if not line.strip():
+            break
+        paragraph.append(line.strip())
+    summary = _plain(" ".join(paragraph))
+    if summary.endswith(quote[0]):  # a closing quote right after a quoted word
+        summary += " "
+    return f"{prefix}{quote}{summary}{quote}"
+
+
+def _plain(text: str) -> str:
+    """Docstring mark-up as plain text: no double back-quotes; a role (:func: ...) keeps its target."""
+    text = re.sub(r":[\w:]+:`~[\w.]*?(\w+)`", r"\1", text)
+    text = re.sub(r":[\w:]+:`([^`]+)`", r"\1", text)
+    return re.sub(r"``(.+?)``", r"\1", text)
+
+
+def readable_source(obj) -> str:
+    """The source of a function, method or class as a chapter prints it.
+
+    Every docstring in it (the object's own, its methods', its nested
+    functions') is cut to its first paragraph, on one line; everything else
+    (decorators, signature, code, comments) is printed as it is written.
+    """
+    source = textwrap.dedent(inspect.getsource(obj))
+    lines = source.splitlines()
+    replacements = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                start, end = first.lineno - 1, first.end_lineno
+                line = lines[start]
+                indent = line[: len(line) - len(line.lstrip())]
+                raw = ast.get_source_segment(source, first.value)
+                if line.strip().startswith(raw.split("\n")[0].strip()):  # the docstring starts its line
+                    replacements.append((start, end, indent + _summary(raw)))
+    for start, end, text in sorted(replacements, reverse=True):
+        lines[start:end] = [text]
+    return "\n".join(lines).strip("\n")
 
 
 class Source:
@@ -31,25 +103,29 @@ class Source:
         return self.code
 
 
+def _sources(objects) -> str:
+    return "\n\n\n".join(readable_source(obj) for obj in objects)
+
+
 def show_source(*objects) -> Source:
-    """The source of functions or classes, one after another."""
+    """The source of functions or classes, one after another, as :func:`readable_source` prints it."""
     if not objects:
         raise ValueError("show_source needs at least one function or class")
-    return Source("\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects))
+    return Source(_sources(objects))
 
 
 class Solution:
     """A graded function's solution, folded, and out of the page's text until the reader unfolds it.
 
-    The highlighted code is written into the page base64-encoded and decoded by a
-    few lines of script when the reader opens the fold, so that searching the
-    book (its search box, or the text of its pages) for a function an
-    assignment grades does not turn up the answer.
+    The highlighted code (as :func:`show_source` prints it) is written into the
+    page base64-encoded and decoded by a few lines of script when the reader
+    opens the fold, so that searching the book (its search box, or the text of
+    its pages) for a function an assignment grades does not turn up the answer.
     """
 
     def __init__(self, objects):
         self.names = [obj.__name__ for obj in objects]
-        self.code = Source("\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects)).code
+        self.code = Source(_sources(objects)).code
 
     def _repr_html_(self) -> str:
         from pygments import highlight
