@@ -90,7 +90,8 @@ def clean_notebook(path: Path, references=None, docname: str | None = None) -> s
 
         for cell in notebook.cells:
             if cell.cell_type == "markdown":
-                cell.source = convert_markdown(cell.source, references, docname)
+                # page_dir: the images of the page's figures, embedded in the notebook
+                cell.source = convert_markdown(cell.source, references, docname, path.parent)
         note = [f"This notebook is a page of the course [Attention & Transformers]"
                 f"({references.url(docname + '.html')}), as a notebook."]
         if references.glue:

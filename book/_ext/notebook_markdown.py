@@ -16,6 +16,9 @@ into what the site shows:
   ``(11.3)``), and a labelled equation gets that number as its ``\\tag``;
 * admonitions -> a blockquote with the title in bold; answers and other
   dropdowns -> a collapsed ``<details>`` block;
+* ``{figure}`` -> the image itself, embedded in the cell as a ``data:`` URI
+  (no file, no network: see :func:`figure_image` for why this form), and its
+  caption below it, numbered as on the site (``Fig. 11.1: ...``);
 * ``(label)=`` targets -> nothing.
 
 :class:`References` holds what the site knows (numbers, anchors, glued values);
@@ -25,8 +28,11 @@ an error naming the role, so a new construct cannot slip through silently.
 
 from __future__ import annotations
 
+import base64
+import html
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 ROLE = re.compile(r"\{(glue:text|glue|term|cite|cite:p|doc|ref|numref|eq)\}`([^`]+)`")
 FENCE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[a-z-]+)\}\s*(?P<title>.*)$")
@@ -38,6 +44,9 @@ ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "cau
                "attention", "danger", "error", "seealso", "dropdown"}
 #: what a glued value is marked with (the title shows on hovering it)
 GLUE_TITLE = "from the book's own run; yours may differ slightly"
+#: the images a ``{figure}`` may show, by file suffix
+IMAGE_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg",
+               ".jpeg": "image/jpeg", ".gif": "image/gif"}
 
 
 class UnresolvedReference(ValueError):
@@ -169,6 +178,16 @@ def _closing(lines: list[str], start: int, fence: str) -> int:
     raise UnresolvedReference(f"the {fence} fence opened at line {start + 1} is never closed")
 
 
+def _options(inner: list[str]) -> tuple[list[str], dict[str, str]]:
+    """A directive's body without its leading ``:key: value`` lines, and those options."""
+    options = {}
+    while inner and OPTION.match(inner[0]):
+        option = OPTION.match(inner[0])
+        options[option["key"]] = option["value"]
+        inner = inner[1:]
+    return inner, options
+
+
 def _admonition(name: str, title: str, options: dict[str, str], body: list[str]) -> list[str]:
     title = title.strip() or name.capitalize()
     classes = options.get("class", "").split()
@@ -178,20 +197,82 @@ def _admonition(name: str, title: str, options: dict[str, str], body: list[str])
     return [f"> **{title}**", ">", *quoted]
 
 
-def convert_lines(lines: list[str], refs: References, docname: str) -> list[str]:
+def figure_image(path: Path, alt: str) -> str:
+    """An image file as an ``<img>`` whose ``src`` is the file itself, as a base64 ``data:`` URI.
+
+    Why this form.  A cell attachment (``![alt](attachment:x.svg)``, the file
+    in the cell's ``attachments``) would be the notebook's own way, but
+    JupyterLab and Notebook 7 (one renderer, ``AttachmentsResolver`` in
+    ``@jupyterlab/attachments``) resolve an attachment only if its type is a
+    safe raster type (PNG, JPEG, GIF, BMP, WebP): an SVG attachment shows as a
+    broken image (jupyterlab/jupyterlab#10464); and Colab renders no
+    attachment at all (googlecolab/colabtools#3836).  An ``<img>`` with a
+    ``data:`` URI is rendered by JupyterLab and Notebook 7, offline, from the
+    notebook alone: their sanitizer leaves ``src`` unchecked
+    (jupyterlab/jupyterlab#5183) and their URL resolver leaves ``data:`` URLs
+    alone.  A raw ``<img>`` tag rather than Markdown's ``![alt](data:...)``:
+    markdown-it based renderers accept ``data:`` link targets for raster
+    images only (jupyter-book/mystmd#855).  Colab shows no SVG in a Markdown
+    cell in any form (googlecolab/colabtools#2092); there, the number in the
+    caption links to the figure on the published site.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in IMAGE_TYPES:
+        raise UnresolvedReference(f"{path.name}: a notebook cannot embed a {suffix} image")
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img src="data:{IMAGE_TYPES[suffix]};base64,{data}" alt="{html.escape(alt)}">'
+
+
+def _figure(target: str, options: dict[str, str], caption: list[str], refs: References,
+            docname: str, page_dir: Path | None) -> list[str]:
+    """A ``{figure}`` as the embedded image, then its caption numbered as on the site.
+
+    Options that only lay the page out (``:width:``, ``:align:``) have no
+    equivalent: the image keeps its own size, which a notebook shrinks to fit.
+    """
+    where = f"{docname}: the figure {target}"
+    if caption and caption[0].strip() == "---":
+        raise UnresolvedReference(f"{where}: write its options as :key: value lines")
+    label = options.get("name")
+    if not label:
+        raise UnresolvedReference(f"{where} has no :name:, so no number to show")
+    if label not in refs.figures:
+        raise UnresolvedReference(f"{where}: {label!r} is not a numbered figure of the site")
+    if page_dir is None:
+        raise UnresolvedReference(f"{where}: the page's folder is unknown, so is the image")
+    path = page_dir / target
+    if not path.is_file():
+        raise UnresolvedReference(f"{where}: no such image file")
+    number = refs.figures[label]
+    if label in refs.labels:   # where the image does not render (Colab), the site's figure
+        number = f"[{number}]({refs.url(refs.labels[label][1])})"
+    while caption and not caption[0].strip():
+        caption = caption[1:]
+    while caption and not caption[-1].strip():
+        caption = caption[:-1]
+    text = [f"**{number}:** {caption[0]}" if caption else f"**{number}**", *caption[1:]]
+    return [figure_image(path, options.get("alt", "")), "", *text]
+
+
+def convert_lines(lines: list[str], refs: References, docname: str,
+                  page_dir: Path | None = None) -> list[str]:
     out: list[str] = []
     index = 0
     while index < len(lines):
         line = lines[index]
         fence = FENCE.match(line)
+        if fence and fence["name"] == "figure":
+            end = _closing(lines, index, fence["fence"])
+            inner, options = _options(lines[index + 1:end])
+            caption = convert_lines(inner, refs, docname, page_dir)
+            out.extend(_figure(fence["title"].strip(), options, caption, refs, docname,
+                               page_dir))
+            index = end + 1
+            continue
         if fence and fence["name"] in ADMONITIONS:
             end = _closing(lines, index, fence["fence"])
-            inner, options = lines[index + 1:end], {}
-            while inner and OPTION.match(inner[0]):
-                option = OPTION.match(inner[0])
-                options[option["key"]] = option["value"]
-                inner = inner[1:]
-            body = convert_lines(inner, refs, docname)
+            inner, options = _options(lines[index + 1:end])
+            body = convert_lines(inner, refs, docname, page_dir)
             while body and not body[0].strip():
                 body = body[1:]
             while body and not body[-1].strip():
@@ -219,9 +300,14 @@ def convert_lines(lines: list[str], refs: References, docname: str) -> list[str]
     return out
 
 
-def convert_markdown(text: str, refs: References, docname: str) -> str:
-    """A Markdown cell of the page ``docname``, with every MyST construct converted."""
-    lines = convert_lines(text.split("\n"), refs, docname)
+def convert_markdown(text: str, refs: References, docname: str,
+                     page_dir: Path | None = None) -> str:
+    """A Markdown cell of the page ``docname``, with every MyST construct converted.
+
+    ``page_dir``, the folder of the page's source file, is where the images
+    of its figures are found (their paths are relative to it).
+    """
+    lines = convert_lines(text.split("\n"), refs, docname, page_dir)
     while lines and not lines[0].strip():  # a cell that held only a target
         lines = lines[1:]
     return "\n".join(lines)

@@ -1,5 +1,8 @@
 """MyST Markdown converted for the published notebooks: each construct becomes what the site shows."""
 
+import base64
+import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -22,8 +25,10 @@ def refs():
                "attention": "glossary.html#term-Attention"},
         citations={"vaswani2017attention": ("Vaswani et al., 2017", "bibliography.html#id7"),
                    "bahdanau2015neural": ("Bahdanau et al., 2015", "bibliography.html#id2")},
-        labels={"ch-self-attention": ("Self-attention", "chapters/05_self_attention.html#ch-self-attention")},
-        figures={"fig-ch1-loss": "Fig. 1.2"},
+        labels={"ch-self-attention": ("Self-attention", "chapters/05_self_attention.html#ch-self-attention"),
+                "fig-ch1-seq2seq": ("The encoder-decoder",
+                                    "chapters/01_seq2seq_rnn.html#fig-ch1-seq2seq")},
+        figures={"fig-ch1-loss": "Fig. 1.2", "fig-ch1-seq2seq": "Fig. 1.1"},
         equations={"eq-ch1-decoder": "1.3"},
         pages={"status": "Status", "chapters/02_attention_as_lookup": "Attention as a lookup"})
 
@@ -89,8 +94,8 @@ def test_what_the_site_cannot_resolve_is_an_error_naming_it(refs):
         convert("{glue:text}`ch1_missing:.2f`", refs)
     with pytest.raises(UnresolvedReference, match="never closed"):
         convert(":::{admonition} Answer\nforty-two", refs)
-    with pytest.raises(UnresolvedReference, match=r"\{figure\}"):
-        convert("```{figure} x.png\n```", refs)
+    with pytest.raises(UnresolvedReference, match=r"\{image\}"):
+        convert("```{image} x.png\n```", refs)
 
 
 def test_the_check_for_myst_syntax_finds_each_construct():
@@ -104,3 +109,86 @@ def test_author_year_follows_the_sites_style():
     assert author_year(["Hochreiter"], "1997") == "Hochreiter, 1997"
     assert author_year(["Hochreiter", "Schmidhuber"], "1997") == "Hochreiter and Schmidhuber, 1997"
     assert author_year(["Vaswani", "Shazeer", "Parmar"], "2017") == "Vaswani et al., 2017"
+
+
+# --- figures: the image embedded in the cell, the caption numbered as on the site -----------
+
+CHAPTERS = ROOT / "book" / "chapters"
+FIGURE_TEXT = """Before.
+
+```{figure} ../figures/seq2seq.svg
+:name: fig-ch1-seq2seq
+:alt: The encoder reads "the old boat" & hands c to the decoder.
+:width: 100%
+
+The model of {numref}`fig-ch1-loss`'s run, after {cite}`vaswani2017attention`:
+two lines of caption.
+```
+
+After."""
+
+
+def embedded_images(markdown: str) -> list[tuple[str, bytes, str]]:
+    """(type, decoded bytes, alt) of every ``<img>`` with a ``data:`` URI."""
+    image = re.compile(r'<img src="data:([\w/+.-]+);base64,([A-Za-z0-9+/=]+)" alt="([^"]*)">')
+    return [(kind, base64.b64decode(data), alt) for kind, data, alt in image.findall(markdown)]
+
+
+def test_a_figure_becomes_its_own_image_embedded_with_the_sites_caption(refs):
+    out = convert_markdown(FIGURE_TEXT, refs, "chapters/01_seq2seq_rnn", CHAPTERS)
+    (kind, data, alt), = embedded_images(out)
+    assert kind == "image/svg+xml"
+    assert data == (ROOT / "book" / "figures" / "seq2seq.svg").read_bytes()   # the very file
+    assert alt == "The encoder reads &quot;the old boat&quot; &amp; hands c to the decoder."
+    lines = out.split("\n")
+    image = next(i for i, line in enumerate(lines) if line.startswith("<img "))
+    assert lines[image + 1] == ""         # the HTML block ends before the caption
+    assert lines[image + 2] == (
+        f"**[Fig. 1.1]({SITE}chapters/01_seq2seq_rnn.html#fig-ch1-seq2seq):** The model of "
+        f"Fig. 1.2's run, after [[Vaswani et al., 2017]({SITE}bibliography.html#id7)]:")
+    assert lines[image + 3] == "two lines of caption."
+    assert lines[0] == "Before." and lines[-1] == "After."
+    assert not MYST_SYNTAX.search(out)
+
+
+def test_a_figure_inside_an_admonition_is_converted_too(refs):
+    text = ":::{note}\n" + FIGURE_TEXT + "\n:::"
+    out = convert_markdown(text, refs, "chapters/01_seq2seq_rnn", CHAPTERS)
+    assert out.startswith("> **Note**") and len(embedded_images(out)) == 1
+    assert not MYST_SYNTAX.search(out)
+
+
+def test_a_figure_without_its_number_image_or_folder_is_an_error(refs):
+    def figure(name="fig-ch1-seq2seq", path="../figures/seq2seq.svg"):
+        return f"```{{figure}} {path}\n:name: {name}\n\nA caption.\n```"
+
+    docname = "chapters/01_seq2seq_rnn"
+    with pytest.raises(UnresolvedReference, match="no :name:"):
+        convert_markdown("```{figure} ../figures/seq2seq.svg\n\nA caption.\n```", refs, docname,
+                         CHAPTERS)
+    with pytest.raises(UnresolvedReference, match="fig-ch1-nowhere.*not a numbered figure"):
+        convert_markdown(figure(name="fig-ch1-nowhere"), refs, docname, CHAPTERS)
+    with pytest.raises(UnresolvedReference, match="no such image file"):
+        convert_markdown(figure(path="../figures/missing.svg"), refs, docname, CHAPTERS)
+    with pytest.raises(UnresolvedReference, match="folder is unknown"):
+        convert_markdown(figure(), refs, docname)
+    with pytest.raises(UnresolvedReference, match="cannot embed a .md image"):
+        convert_markdown(figure(path="01_seq2seq_rnn.md"), refs, docname, CHAPTERS)
+
+
+def test_every_figure_of_the_chapters_converts_to_its_file(refs):
+    """Each figure of the chapters as a notebook shows it: the image is the file, byte for
+    byte, and the caption starts with the figure's number."""
+    pattern = re.compile(r"^```\{figure\} (\S+)\n(?:.*\n)*?```$", re.M)
+    converted = 0
+    for chapter in sorted(CHAPTERS.glob("*.md")):
+        for match in pattern.finditer(chapter.read_text(encoding="utf-8")):
+            label = re.search(r"^:name: (\S+)$", match[0], re.M)[1]
+            page = dataclasses.replace(refs, figures={label: "Fig. 9.9"}, labels={})
+            only_the_figure = re.sub(r"\{(numref|eq|cite)\}`[^`]+`", "X", match[0])
+            out = convert_markdown(only_the_figure, page, f"chapters/{chapter.stem}", CHAPTERS)
+            (kind, data, alt), = embedded_images(out)
+            assert data == (chapter.parent / match[1]).read_bytes(), (chapter.name, match[1])
+            assert alt and "\n**Fig. 9.9:** " in out
+            converted += 1
+    assert converted >= 9
