@@ -40,3 +40,45 @@ def accuracy_by_length(correct, lengths, bin_width: int = 1):
     mean_length = np.bincount(bin_of, weights=lengths) / count
     accuracy = np.bincount(bin_of, weights=correct) / count
     return mean_length, accuracy, count
+
+
+def bleu(predicted, target, vocabulary) -> float:
+    """Corpus BLEU, from 0 to 100, of generated id sequences against their references.
+
+    ``predicted`` and ``target`` are ``(n, T)`` id arrays as for
+    :func:`exact_match`; ``vocabulary`` (a
+    :class:`~attention_course.data.vocabulary.Vocabulary`) turns them into
+    words.  The score is sacrebleu's (Post, 2018): the geometric mean of the
+    clipped 1- to 4-gram precisions over the whole corpus, times a brevity
+    penalty, with sacrebleu's default smoothing; the words are the tokens (no
+    further tokenization).  Assignment 10 asks you to write it yourself.
+
+    Used in chapter 11, *Training a Transformer*, section "BLEU".
+    """
+    from sacrebleu.metrics import BLEU
+
+    predicted, target = np.asarray(predicted), np.asarray(target)
+    if predicted.ndim != 2 or target.ndim != 2 or len(predicted) != len(target) or not len(target):
+        raise ValueError(f"predicted and target must be (n, T) arrays with the same n >= 1; got "
+                         f"{predicted.shape} and {target.shape}")
+    sentences = [[" ".join(vocabulary.decode(row)) for row in rows] for rows in (predicted, target)]
+    return float(BLEU(tokenize="none").corpus_score(sentences[0], [sentences[1]]).score)
+
+
+def bleu_by_length(predicted, target, lengths, vocabulary, bin_width: int = 4):
+    """:func:`bleu` of each bin of ``bin_width`` source lengths, as :func:`accuracy_by_length` bins them.
+
+    Returns ``(lengths, bleu, count)`` arrays; a bin's length is its mean
+    sentence length.
+
+    Used in chapter 11, *Training a Transformer*, section "BLEU".
+    """
+    lengths = np.asarray(lengths)
+    if lengths.shape != (len(np.asarray(predicted)),):
+        raise ValueError(f"lengths must be (n,) for n = {len(np.asarray(predicted))} sentences; "
+                         f"got {lengths.shape}")
+    bins = (lengths - lengths.min()) // bin_width
+    rows = [np.flatnonzero(bins == b) for b in np.unique(bins)]
+    return (np.array([lengths[r].mean() for r in rows]),
+            np.array([bleu(np.asarray(predicted)[r], np.asarray(target)[r], vocabulary) for r in rows]),
+            np.array([len(r) for r in rows]))

@@ -85,15 +85,16 @@ def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[
 
 
 def plot_accuracy_by_length(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax=None,
-                            ylabel: str = "exact-match accuracy", title: str | None = None):
-    """One line per model: ``curves[name] = (lengths, accuracies)``."""
+                            ylabel: str = "exact-match accuracy", title: str | None = None,
+                            top: float = 1.0):
+    """One line per model: ``curves[name] = (lengths, scores)``, scores from 0 to ``top``."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.6))
     for (name, (lengths, accuracy)), marker in zip(curves.items(), "osD^v<>"):
         ax.plot(lengths, accuracy, marker=marker, label=name)
     ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel(ylabel)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(-0.02 * top, 1.02 * top)
     ax.grid(alpha=0.3)
     ax.legend()
     if title:

@@ -80,7 +80,40 @@ def test_every_training_setting_is_part_of_the_cache_key(monkeypatch):
     monkeypatch.setattr(experiments.cache, "trained_model", trained_model)
     for settings in ({}, {"warmup_steps": 50}, {"warmup_steps": 100}, {"learning_rate": 1e-3},
                      {"bucketed": False}, {"batch_size": 32}, {"seed": course_seed() + 1},
+                     {"sentences": 100}, {"sentences": 200}, {"snapshot_step": 3},
                      {"warmup_steps": 50}):   # a seed other than the default (the course seed)
         with pytest.raises(_Stop):
             experiments.run_translation("x", dict, {"units": 4}, epochs=1, **settings)
-    assert len(set(keys)) == 7 and keys[1] == keys[-1]
+    assert len(set(keys)) == 10 and keys[1] == keys[-1]
+
+
+def test_a_run_on_some_sentences_keeps_a_snapshot_part_way(tmp_path, monkeypatch):
+    """``sentences`` trains on the first few sentences; ``snapshot_step`` keeps the weights of that step."""
+    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path))
+    tiny = {"d_model": 8, "num_heads": 2, "d_ff": 8, "num_layers": 1}
+    run = experiments.transformer_translator(sentences=48, warmup_steps=1, snapshot_step=2, **tiny)
+    assert run.history["loss"] and len(run.correct) == len(experiments.translation_data()[1])
+    # one loss per step (48 sentences in batches of 16), whose mean is the epoch's mean
+    assert run.step_loss.shape == (3,)
+    np.testing.assert_allclose(run.step_loss.mean(), run.history["loss"][0], rtol=1e-5)
+    final, snapshot = run.model.get_weights(), run.snapshot.get_weights()
+    assert len(final) == len(snapshot)
+    assert any(not np.array_equal(a, b) for a, b in zip(final, snapshot))  # one more step changed it
+    again = experiments.transformer_translator(sentences=48, warmup_steps=1, snapshot_step=2, **tiny)
+    for a, b in zip(again.snapshot.get_weights(), snapshot):   # loaded from the cache, the same
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="beyond the last training step"):
+        experiments.transformer_translator(sentences=48, warmup_steps=1, snapshot_step=4, **tiny)
+    with pytest.raises(ValueError, match="sentences must be in"):
+        experiments.transformer_translator(sentences=0, **tiny)
+
+
+def test_at_most_keeps_the_shorter_sentences_whole_and_cuts_the_padding():
+    data = task.make_dataset(200, max_length=20, seed=6)
+    short = experiments.at_most(data, 9)
+    keep = data.lengths <= 9
+    assert len(short) == keep.sum() and (short.lengths <= 9).all()
+    assert short.source.shape[1] == 9 and short.decoder_input.shape[1] == short.decoder_target.shape[1] == 10
+    np.testing.assert_array_equal(short.source, data.source[keep, :9])
+    np.testing.assert_array_equal(data.source[keep, 9:], 0)            # only padding was cut
+    np.testing.assert_array_equal(data.decoder_target[keep, 10:], 0)
