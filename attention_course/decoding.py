@@ -94,7 +94,7 @@ def beam_search(step, initial_state, batch_size: int, beam_width: int, start_id:
         included, 0 after it), best beam first; and their ``scores (B, beam_width)``:
         total log-probabilities (divided by ``length ** alpha``).
 
-    Explained in chapter 11, *Training a Transformer*, section "Beam search".
+    Explained in chapter 11, *Beam search and ablations*, section "Beam search".
     """
     B, K = batch_size, beam_width
     generated = np.full((B * K, 1), start_id, dtype=np.int32)

@@ -53,7 +53,7 @@ def bleu(predicted, target, vocabulary) -> float:
     penalty, with sacrebleu's default smoothing; the words are the tokens (no
     further tokenization).  Assignment 10 asks you to write it yourself.
 
-    Used in chapter 11, *Training a Transformer*, section "BLEU".
+    Used in chapter 11, *Training a Transformer*, section "Compared with the RNN models".
     """
     from sacrebleu.metrics import BLEU
 
@@ -71,7 +71,7 @@ def bleu_by_length(predicted, target, lengths, vocabulary, bin_width: int = 4):
     Returns ``(lengths, bleu, count)`` arrays; a bin's length is its mean
     sentence length.
 
-    Used in chapter 11, *Training a Transformer*, section "BLEU".
+    Used in chapter 11, *Training a Transformer*, section "Compared with the RNN models".
     """
     lengths = np.asarray(lengths)
     if lengths.shape != (len(np.asarray(predicted)),):

@@ -61,7 +61,7 @@ def softmax(x, axis: int = -1, mask=None, temperature: float = 1.0) -> np.ndarra
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """``log(softmax(logits))`` along the last axis, computed stably.
 
-    Used in chapter 11, *Training a Transformer*, section "Beam search" (sequence
+    Used in chapter 11, *Beam search and ablations*, section "Beam search" (sequence
     scores are sums of log-probabilities), and for the loss of chapter 13's character GPT.
     """
     logits = np.asarray(logits, dtype=np.float64)

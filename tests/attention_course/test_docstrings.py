@@ -24,13 +24,19 @@ def test_every_public_function_and_class_names_its_chapter():
 
 
 def test_the_named_sections_exist():
-    headings = {}
+    """A docstring's "chapter N, *Title*, section "S"" names a page of chapter N (a chapter
+    may have several pages, each with its own title) and a section or subsection of that page."""
+    headings = {}   # (chapter number, page title) -> the page's section headings
     for chapter in (PACKAGE.parent / "book" / "chapters").glob("*.md"):
-        number = int(chapter.name[:2])
+        lines = chapter.read_text().splitlines()
+        title = next(line[2:].strip() for line in lines if line.startswith("# "))
         # docstrings write the maths of a heading in plain text
-        headings[number] = {line[3:].strip().replace(r"$\sqrt{d_k}$", "√d_k")
-                            for line in chapter.read_text().splitlines() if line.startswith("## ")}
+        headings[int(chapter.name[:2]), title] = {
+            line.lstrip("#").strip().replace(r"$\sqrt{d_k}$", "√d_k")
+            for line in lines if line.startswith(("## ", "### "))}
     for path in REFERENCE_MODULES:
-        for number, section in re.findall(r'in chapter (\d+), \*[^*]+\*,\s+section\s+"([^"]+)"',
-                                          path.read_text()):
-            assert section in headings[int(number)], f"{path.stem}: chapter {number} has no section {section!r}"
+        for number, title, section in re.findall(
+                r'in chapter (\d+), \*([^*]+)\*,\s+section\s+"([^"]+)"', path.read_text()):
+            page = (int(number), " ".join(title.split()))
+            assert page in headings, f"{path.stem}: chapter {number} has no page titled {title!r}"
+            assert section in headings[page], f"{path.stem}: {title!r} has no section {section!r}"
