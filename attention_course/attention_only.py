@@ -7,7 +7,8 @@ is what gets trained::
     x_l    = x_{l-1} + MHA_l(x_{l-1}, x_{l-1})   l = 1 .. L        self-attention, residual
     logits = x_L W + b                           at every position, or at one
 
-:func:`numpy_forward`, with the weights read by :meth:`AttentionOnlyWeights.from_keras`,
+(with a mark embedding ``m``, a marked token ``V/2 + t`` embeds as ``E[t] + m``:
+:func:`embed`).  :func:`numpy_forward`, with the weights read by :meth:`AttentionOnlyWeights.from_keras`,
 runs the course's :func:`~attention_course.multi_head.multi_head_attention` with
 the trained weights; it returns every layer's attention weights, and it lets a
 chapter switch a head off by editing its weights
@@ -30,11 +31,14 @@ class AttentionOnlyWeights:
     """Every parameter of an attention-only model, as NumPy arrays.
 
     Attributes:
-        token_embeddings: ``(vocab_size, d_model)``.
+        token_embeddings: ``(vocab_size, d_model)``, or ``(vocab_size // 2, d_model)`` with a
+            mark embedding.
         position_embeddings: ``(length, d_model)``.
         layers: one :class:`~attention_course.multi_head.MultiHeadAttentionWeights` per layer.
         readout_kernel: ``(d_model, num_classes)``; ``readout_bias``: ``(num_classes,)``.
         readout_position: the position the logits are read at (None: every position).
+        mark_embedding: ``(d_model,)`` or None: the vector a mark adds (ids
+            ``len(token_embeddings) ..`` are marked copies of the plain ids; chapter 6).
 
     Used in chapter 5, *Self-attention*, in the section on what "it" refers to, and in chapter 6.
     """
@@ -45,6 +49,7 @@ class AttentionOnlyWeights:
     readout_kernel: np.ndarray
     readout_bias: np.ndarray
     readout_position: int | None = None
+    mark_embedding: np.ndarray | None = None
 
     @classmethod
     def from_keras(cls, model) -> "AttentionOnlyWeights":
@@ -68,7 +73,24 @@ def check_numpy_forward(weights, tokens):
     if tokens.ndim != 2 or tokens.shape[1] != length or not np.issubdtype(tokens.dtype, np.integer):
         raise ValueError(f"tokens must be integer ids of shape (B, {length}); "
                          f"got {tokens.dtype} {tokens.shape}")
+    vocab_size = len(weights.token_embeddings) * (1 if weights.mark_embedding is None else 2)
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(f"tokens must be ids in [0, {vocab_size}); "
+                         f"got ids from {tokens.min()} to {tokens.max()}")
     return dict(tokens=tokens)
+
+
+def embed(weights: AttentionOnlyWeights, tokens: np.ndarray) -> np.ndarray:
+    """``tokens (B, T)`` -> ``(B, T, d_model)``: token (+ mark) + position embeddings.
+
+    Explained in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    """
+    if weights.mark_embedding is None:
+        return weights.token_embeddings[tokens] + weights.position_embeddings
+    plain = len(weights.token_embeddings)     # ids plain, plain + 1, ...: marked copies
+    marked = (tokens >= plain)[..., None]     # (B, T, 1)
+    return (weights.token_embeddings[tokens % plain] + marked * weights.mark_embedding
+            + weights.position_embeddings)
 
 
 @checked(check_numpy_forward)
@@ -87,7 +109,7 @@ def numpy_forward(weights: AttentionOnlyWeights,
 
     Explained in chapter 5, *Self-attention*, in the section on what "it" refers to.
     """
-    x = weights.token_embeddings[tokens] + weights.position_embeddings   # (B, T, d)
+    x = embed(weights, tokens)                          # (B, T, d): token + position
     attention = []
     for layer in weights.layers:
         output, scores = multi_head_attention(x, x, layer)

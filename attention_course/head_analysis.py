@@ -9,9 +9,11 @@ averaged as the question asks:
   (0 nats: all on one key; ``log T_k``: uniform);
 * :func:`mean_offset` -- where a query looks, relative to itself
   (-1: on average one position back);
-* :func:`weight_at_offset` / :func:`weight_on_positions` -- how much weight
-  goes to one relative or absolute position;
+* :func:`weight_at_offset` / :func:`weight_on_keys` -- how much weight
+  goes to one relative position, or to a set of keys (the marked ones);
 * :func:`head_similarity` -- how alike two heads' attention maps are;
+* :func:`head_parameters` -- each head's own weights, one row per head, to
+  compare the heads' weights themselves;
 * :func:`ablate_heads` -- a copy of a layer's weights with some heads switched
   off, to measure what the model loses without them (Michel et al., 2019;
   Voita et al., 2019).
@@ -77,23 +79,22 @@ def weight_at_offset(weights, offset: int) -> np.ndarray:
     return np.where(inside, picked, 0.0)
 
 
-def weight_on_positions(weights, positions) -> np.ndarray:
-    """``(B, ..., T_q, T_k)``, ``positions (B,)`` -> ``(B, ..., T_q)``: weight on key ``positions[b]``.
+def weight_on_keys(weights, keys) -> np.ndarray:
+    """``(B, ..., T_q, T_k)``, ``keys (B, T_k)`` boolean -> ``(B, ..., T_q)``: total weight on the keys.
 
-    For a question like "how much does every query look at the marker?", when
-    the marker sits at a different position in every sequence of the batch.
+    For a question like "how much does every query look at the marked
+    tokens?", when they sit at different positions, and are more or fewer,
+    in every sequence of the batch.
 
     Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
     """
     weights = _weights(weights, 3, "(B, ..., T_q, T_k)")
-    positions = np.asarray(positions)
-    if positions.shape != weights.shape[:1] or not np.issubdtype(positions.dtype, np.integer):
-        raise ValueError(f"positions must be integers of shape (B,) = ({weights.shape[0]},); "
-                         f"got {positions.dtype} {positions.shape}")
-    if (positions < 0).any() or (positions >= weights.shape[-1]).any():
-        raise ValueError(f"positions must lie in [0, {weights.shape[-1]}); got {positions.tolist()}")
-    index = positions.reshape(-1, *[1] * (weights.ndim - 1))  # (B, 1, ..., 1)
-    return np.take_along_axis(weights, index, axis=-1)[..., 0]
+    keys = np.asarray(keys)
+    if keys.dtype != bool or keys.shape != (weights.shape[0], weights.shape[-1]):
+        raise ValueError(f"keys must be a boolean mask of shape (B, T_k) = "
+                         f"({weights.shape[0]}, {weights.shape[-1]}); got {keys.dtype} {keys.shape}")
+    mask = keys.reshape(keys.shape[0], *[1] * (weights.ndim - 2), keys.shape[1])  # (B, 1, .., T_k)
+    return (weights * mask).sum(axis=-1)
 
 
 def head_similarity(weights) -> np.ndarray:
@@ -113,6 +114,24 @@ def head_similarity(weights) -> np.ndarray:
     norms = np.linalg.norm(flat, axis=-1, keepdims=True)
     unit = np.divide(flat, norms, out=np.zeros_like(flat), where=norms > 0)
     return (unit @ unit.swapaxes(1, 2)).mean(axis=0)                     # (N, N)
+
+
+def head_parameters(weights: MultiHeadAttentionWeights) -> np.ndarray:
+    """``(N, parameters per head)``: every weight that belongs to one head, flattened, a row per head.
+
+    A head owns its slices of the query, key and value kernels
+    ``(d_model, N, width)`` and biases ``(N, width)`` and of the output kernel
+    ``(N, width, d_out)``; the output bias is shared.  Two heads are identical
+    when their rows are.
+
+    Used in chapter 6, *Multi-head attention*, section "Why do the heads differ?".
+    """
+    N = weights.num_heads
+    kernels = [np.moveaxis(k, 1, 0).reshape(N, -1)                        # (N, d_model * width)
+               for k in (weights.query_kernel, weights.key_kernel, weights.value_kernel)]
+    biases = [b.reshape(N, -1) for b in (weights.query_bias, weights.key_bias, weights.value_bias)
+              if b is not None]
+    return np.concatenate(kernels + biases + [weights.output_kernel.reshape(N, -1)], axis=1)
 
 
 def check_ablate_heads(weights, heads):

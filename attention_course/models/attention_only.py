@@ -8,6 +8,11 @@ and then read their attention::
     x_l    = x_{l-1} + MHA_l(x_{l-1}, x_{l-1})   l = 1 .. L        self-attention, residual
     logits = x_L W + b                           at every position, or at one
 
+With ``mark_embedding=True`` (chapter 6's marker task) the upper half of the
+vocabulary are *marked* copies of the lower half: id ``V/2 + t`` is token
+``t`` with a mark, embedded as ``E[t] + m`` with one learned mark vector
+``m`` (the way BERT adds a segment embedding), instead of a vector of its own.
+
 This is the Keras model (:func:`build_model`), which gets trained; the same
 computation in NumPy is :mod:`attention_course.attention_only`.
 """
@@ -16,39 +21,65 @@ from __future__ import annotations
 
 import keras
 
+from ..checks import checked
+
 
 class TokenAndPositionEmbedding(keras.layers.Layer):
-    """``tokens (B, T)`` -> ``(B, T, d_model)``: a learned vector per token plus one per position."""
+    """``tokens (B, T)`` -> ``(B, T, d_model)``: a learned vector per token plus one per position.
 
-    def __init__(self, vocab_size: int, length: int, d_model: int, **kwargs):
+    With ``mark_embedding=True``, ids ``vocab_size // 2 ..`` are marked copies of
+    ids ``0 .. vocab_size // 2 - 1``: a marked token gets its plain token's
+    vector plus one learned ``mark_embedding`` vector, so the table
+    ``token_embeddings`` has ``vocab_size // 2`` rows.
+    """
+
+    def __init__(self, vocab_size: int, length: int, d_model: int, mark_embedding: bool = False,
+                 **kwargs):
         super().__init__(**kwargs)
+        if mark_embedding and vocab_size % 2:
+            raise ValueError(f"mark_embedding needs an even vocab_size (plain ids, then their "
+                             f"marked copies); got {vocab_size}")
         self.vocab_size, self.length, self.d_model = vocab_size, length, d_model
+        self.with_mark = mark_embedding
 
     def build(self, input_shape):
         init = keras.initializers.RandomNormal(stddev=0.05)
-        self.token_embeddings = self.add_weight(shape=(self.vocab_size, self.d_model),
+        plain = self.vocab_size // 2 if self.with_mark else self.vocab_size
+        self.token_embeddings = self.add_weight(shape=(plain, self.d_model),
                                                 initializer=init, name="token_embeddings")
         self.position_embeddings = self.add_weight(shape=(self.length, self.d_model),
                                                    initializer=init, name="position_embeddings")
+        if self.with_mark:   # created last: without it the weights are as they always were
+            self.mark_embedding = self.add_weight(shape=(self.d_model,), initializer=init,
+                                                  name="mark_embedding")
 
     def call(self, tokens):
-        return keras.ops.take(self.token_embeddings, tokens, axis=0) + self.position_embeddings
+        if not self.with_mark:
+            return keras.ops.take(self.token_embeddings, tokens, axis=0) + self.position_embeddings
+        plain = self.vocab_size // 2
+        marked = keras.ops.cast(tokens >= plain, self.compute_dtype)[..., None]   # (B, T, 1)
+        return (keras.ops.take(self.token_embeddings, tokens % plain, axis=0)
+                + marked * self.mark_embedding + self.position_embeddings)
 
     def get_config(self):
         return {**super().get_config(), "vocab_size": self.vocab_size, "length": self.length,
-                "d_model": self.d_model}
+                "d_model": self.d_model, "mark_embedding": self.with_mark}
 
 
 def build_model(vocab_size: int, length: int, num_classes: int, d_model: int = 32,
-                num_heads=(1,), key_dim: int = 8, readout_position: int | None = None) -> keras.Model:
+                num_heads=(1,), key_dim: int = 8, readout_position: int | None = None,
+                mark_embedding: bool = False) -> keras.Model:
     """An attention-only model with ``len(num_heads)`` layers, layer ``l`` having ``num_heads[l]`` heads.
 
     Returns a Keras model from ``tokens (B, length)`` to logits
     ``(B, length, num_classes)``, or ``(B, num_classes)`` read at
-    ``readout_position`` only.
+    ``readout_position`` only.  ``mark_embedding``: the upper half of the
+    vocabulary are marked copies of the lower half (see
+    :class:`TokenAndPositionEmbedding`).
     """
     tokens = keras.Input((length,), dtype="int32", name="tokens")
-    x = TokenAndPositionEmbedding(vocab_size, length, d_model, name="embedding")(tokens)
+    x = TokenAndPositionEmbedding(vocab_size, length, d_model, mark_embedding,
+                                  name="embedding")(tokens)
     for layer, heads in enumerate(num_heads):
         attention = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=key_dim,
                                                     name=f"attention_{layer}")
@@ -59,3 +90,32 @@ def build_model(vocab_size: int, length: int, num_classes: int, d_model: int = 3
     model = keras.Model(tokens, logits, name="attention_only")
     model.readout_position = readout_position  # for attention_course.attention_only.AttentionOnlyWeights.from_keras
     return model
+
+
+def check_make_heads_identical(layer, source):
+    """The layer of :func:`make_heads_identical` (chapter 6): a built multi-head layer, a head of it."""
+    if not isinstance(layer, keras.layers.MultiHeadAttention) or not layer.built:
+        raise ValueError(f"layer must be a built keras.layers.MultiHeadAttention; got {layer!r}")
+    if not 0 <= source < layer.num_heads:
+        raise ValueError(f"source must be a head in [0, {layer.num_heads}); got {source}")
+
+
+@checked(check_make_heads_identical)
+def make_heads_identical(layer, source: int = 0) -> None:
+    """Give every head of a ``keras.layers.MultiHeadAttention`` head ``source``'s weights.
+
+    In place: each head's slice of the query, key and value kernels
+    ``(d_model, N, width)`` and biases ``(N, width)``, and of the output kernel
+    ``(N, width, d_model)``, becomes a copy of head ``source``'s; the output
+    bias belongs to no head.
+
+    Explained in chapter 6, *Multi-head attention*, section "Why do the heads differ?".
+    """
+    N, head = layer.num_heads, slice(source, source + 1)
+    for dense in (layer.query_dense, layer.key_dense, layer.value_dense):
+        # kernel (d_model, N, width): heads on axis 1; bias (N, width): on axis 0
+        dense.kernel.assign(keras.ops.repeat(dense.kernel[:, head], N, axis=1))
+        if dense.bias is not None:
+            dense.bias.assign(keras.ops.repeat(dense.bias[head], N, axis=0))
+    output = layer.output_dense.kernel                     # (N, width, d_model)
+    output.assign(keras.ops.repeat(output[head], N, axis=0))

@@ -9,10 +9,12 @@ from attention_course import attention_only
 from attention_course.models import attention_only as keras_attention_only
 
 
-def randomised_model(rng, num_heads, readout_position, vocab_size=11, length=6, num_classes=5):
+def randomised_model(rng, num_heads, readout_position, vocab_size=11, length=6, num_classes=5,
+                     mark_embedding=False):
     model = keras_attention_only.build_model(vocab_size, length, num_classes, d_model=12,
                                        num_heads=num_heads, key_dim=4,
-                                       readout_position=readout_position)
+                                       readout_position=readout_position,
+                                       mark_embedding=mark_embedding)
     model.set_weights([rng.normal(scale=0.4, size=w.shape).astype(w.dtype) for w in model.get_weights()])
     return model
 
@@ -62,3 +64,45 @@ def test_tokens_of_the_wrong_shape_are_rejected(rng):
         attention_only.numpy_forward(weights, np.zeros((2, 5), int))
     with pytest.raises(ValueError, match="integer ids"):
         attention_only.numpy_forward(weights, np.zeros((2, 6)))
+
+
+
+@pytest.mark.parametrize("num_heads", [(1,), (4,), (2, 3)])
+@pytest.mark.parametrize("readout_position", [None, 2])
+def test_numpy_forward_matches_keras_with_a_mark_embedding(rng, num_heads, readout_position):
+    model = randomised_model(rng, num_heads, readout_position, vocab_size=10, mark_embedding=True)
+    weights = attention_only.AttentionOnlyWeights.from_keras(model)
+    assert weights.token_embeddings.shape == (5, 12) and weights.mark_embedding.shape == (12,)
+    tokens = rng.integers(0, 10, size=(9, 6)).astype("int32")           # ids 5..9: marked 0..4
+    logits, _ = attention_only.numpy_forward(weights, tokens)
+    np.testing.assert_allclose(logits, model.predict(tokens, verbose=0), rtol=1e-5, atol=1e-5)
+    # The embedding itself: a marked token is its plain token plus the mark vector.
+    keras_embedded = keras.ops.convert_to_numpy(model.get_layer("embedding")(tokens))
+    embedded = attention_only.embed(weights, tokens)
+    np.testing.assert_allclose(embedded, keras_embedded, rtol=1e-6, atol=1e-7)
+    marked_3, plain_3 = np.full((1, 6), 8), np.full((1, 6), 3)
+    np.testing.assert_allclose(attention_only.embed(weights, marked_3) - attention_only.embed(weights, plain_3),
+                               np.broadcast_to(weights.mark_embedding, (1, 6, 12)), rtol=1e-5, atol=1e-6)
+
+
+def test_the_mark_embedding_is_an_option_that_changes_nothing_when_off():
+    keras.utils.set_random_seed(3)
+    plain = keras_attention_only.build_model(10, 6, 5, d_model=12, num_heads=(2,), key_dim=4)
+    keras.utils.set_random_seed(3)
+    marked = keras_attention_only.build_model(10, 6, 5, d_model=12, num_heads=(2,), key_dim=4,
+                                              mark_embedding=True)
+    # Without the option: one vector per id, no mark, the weights of the chapter 5 model.
+    plain_weights = attention_only.AttentionOnlyWeights.from_keras(plain)
+    assert plain_weights.token_embeddings.shape == (10, 12) and plain_weights.mark_embedding is None
+    assert [w.path for w in plain.weights] == [w.path for w in marked.weights
+                                                if w.path != "embedding/mark_embedding"]
+    with pytest.raises(ValueError, match="even vocab_size"):
+        keras_attention_only.build_model(11, 6, 5, mark_embedding=True)
+
+
+def test_token_ids_outside_the_vocabulary_are_rejected(rng):
+    weights = attention_only.AttentionOnlyWeights.from_keras(
+        randomised_model(rng, (1,), None, vocab_size=10, mark_embedding=True))
+    attention_only.numpy_forward(weights, np.full((1, 6), 9))            # the last marked id
+    with pytest.raises(ValueError, match="ids in \\[0, 10\\)"):
+        attention_only.numpy_forward(weights, np.full((1, 6), 10))

@@ -50,17 +50,44 @@ def test_weight_at_offset_matches_a_loop(rng, offset):
     np.testing.assert_array_equal(ha.weight_at_offset(weights, offset), expected)
 
 
-def test_weight_on_positions_picks_each_sequences_own_position(rng):
+def test_weight_on_keys_sums_each_sequences_own_keys(rng):
     weights = softmax(rng.normal(size=(4, 2, 5, 7)), axis=-1)
-    positions = np.array([0, 6, 3, 3])
-    picked = ha.weight_on_positions(weights, positions)
+    keys = np.zeros((4, 7), bool)
+    keys[0, 0] = keys[1, [1, 6]] = keys[2, 3] = True           # sequence 3: no key at all
+    picked = ha.weight_on_keys(weights, keys)
     assert picked.shape == (4, 2, 5)
-    for b, p in enumerate(positions):
-        np.testing.assert_array_equal(picked[b], weights[b, :, :, p])
-    with pytest.raises(ValueError, match="shape \\(B,\\)"):
-        ha.weight_on_positions(weights, np.array([0, 1]))
-    with pytest.raises(ValueError, match="must lie in"):
-        ha.weight_on_positions(weights, np.array([0, 1, 2, 7]))
+    for b in range(4):
+        np.testing.assert_allclose(picked[b], weights[b][..., keys[b]].sum(axis=-1), rtol=1e-12)
+    np.testing.assert_array_equal(picked[3], 0.0)
+    np.testing.assert_allclose(ha.weight_on_keys(weights, np.ones((4, 7), bool)), 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="shape \\(B, T_k\\)"):
+        ha.weight_on_keys(weights, keys[:2])
+    with pytest.raises(ValueError, match="boolean"):
+        ha.weight_on_keys(weights, keys.astype(int))
+
+
+def test_head_parameters_are_each_heads_own_slices(rng):
+    d, N, k, v, out = 5, 3, 2, 4, 6
+    weights = MultiHeadAttentionWeights(
+        rng.normal(size=(d, N, k)), rng.normal(size=(d, N, k)), rng.normal(size=(d, N, v)),
+        rng.normal(size=(N, v, out)), rng.normal(size=(N, k)), rng.normal(size=(N, k)),
+        rng.normal(size=(N, v)), rng.normal(size=out))
+    rows = ha.head_parameters(weights)
+    assert rows.shape == (N, 2 * d * k + d * v + 2 * k + v + v * out)
+    for h in range(N):
+        expected = np.concatenate([weights.query_kernel[:, h].ravel(), weights.key_kernel[:, h].ravel(),
+                                   weights.value_kernel[:, h].ravel(), weights.query_bias[h],
+                                   weights.key_bias[h], weights.value_bias[h],
+                                   weights.output_kernel[h].ravel()])
+        np.testing.assert_array_equal(rows[h], expected)
+    # Changing one head's weight changes its row only.
+    weights.value_kernel[2, 1, 3] += 1.0
+    changed = ha.head_parameters(weights) != rows
+    assert changed[1].sum() == 1 and not changed[[0, 2]].any()
+    # Without biases: the kernels only.
+    no_bias = MultiHeadAttentionWeights(weights.query_kernel, weights.key_kernel, weights.value_kernel,
+                                        weights.output_kernel)
+    assert ha.head_parameters(no_bias).shape == (N, 2 * d * k + d * v + v * out)
 
 
 def test_head_similarity():

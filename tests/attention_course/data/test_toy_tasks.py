@@ -48,25 +48,49 @@ def test_the_example_pair():
 
 
 def test_marker_task_targets():
-    data = marker_task.make_data(500, length=10, digits=5, seed=3)
+    data = marker_task.make_data(600, length=10, digits=5, max_marks=3, seed=3)
     marked = data.tokens >= data.digits
-    np.testing.assert_array_equal(marked.sum(axis=1), 1)                 # exactly one marker
-    np.testing.assert_array_equal(marked.argmax(axis=1), data.marker_position)
+    np.testing.assert_array_equal(marked, data.marked)                  # the mask is the marked tokens
+    np.testing.assert_array_equal(data.mark_count, marked.sum(axis=1))
+    assert set(data.mark_count.tolist()) == {1, 2, 3}                    # 1 to max_marks marks, each count
     values = data.tokens % data.digits
+    # Every mark carries the sequence's one marked digit.
+    np.testing.assert_array_equal(np.where(marked, values, -1),
+                                  np.where(marked, data.marked_digit[:, None], -1))
     previous, marked_digit = data.split_classes(data.targets)
     np.testing.assert_array_equal(previous[:, 1:], values[:, :-1])        # the digit one step back
     np.testing.assert_array_equal(marked_digit[:, 1:],
-                                  np.broadcast_to(values[np.arange(500), data.marker_position][:, None],
-                                                  (500, 9)))
+                                  np.broadcast_to(data.marked_digit[:, None], (600, 9)))
+    np.testing.assert_array_equal(data.targets[:, 0], 0)
     np.testing.assert_array_equal(data.sample_weight[:, 0], 0)
     np.testing.assert_array_equal(data.sample_weight[:, 1:], 1)
     assert data.vocab_size == 10 and data.num_classes == 25
-    assert data.describe(0).count("*") == 1
+    assert data.tokens.dtype == data.targets.dtype == np.int32 and data.marked.dtype == bool
+    assert data.describe(0).count("*") == data.mark_count[0]
+    assert [int(t.lstrip("*")) for t in data.describe(0).split()] == values[0].tolist()
+
+
+def test_marker_task_places_marks_uniformly():
+    data = marker_task.make_data(30_000, length=8, digits=4, max_marks=3, seed=0)
+    # Each count 1..3 about a third of the time; each position marked with probability 2/8.
+    np.testing.assert_allclose(np.bincount(data.mark_count, minlength=4)[1:] / 30_000, 1 / 3, atol=0.01)
+    np.testing.assert_allclose(data.marked.mean(axis=0), 2 / 8, atol=0.01)
+    np.testing.assert_allclose(np.bincount(data.marked_digit) / 30_000, 1 / 4, atol=0.01)
+
+
+def test_one_mark_at_most():
+    data = marker_task.make_data(200, max_marks=1, seed=5)
+    np.testing.assert_array_equal(data.mark_count, 1)
 
 
 def test_marker_task_is_reproducible_and_checks_its_arguments():
     a, b = marker_task.make_data(50, seed=7), marker_task.make_data(50, seed=7)
     np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_array_equal(a.marked, b.marked)
     assert not np.array_equal(a.tokens, marker_task.make_data(50, seed=8).tokens)
     with pytest.raises(ValueError, match="length >= 2"):
         marker_task.make_data(10, length=1)
+    with pytest.raises(ValueError, match="max_marks"):
+        marker_task.make_data(10, length=4, max_marks=5)
+    with pytest.raises(ValueError, match="max_marks"):
+        marker_task.make_data(10, max_marks=0)
