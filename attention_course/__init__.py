@@ -15,6 +15,8 @@ code a reader sees is the code the tests check against Keras.  By role:
 * :mod:`~attention_course.scaling` -- why scores are divided by ``sqrt(d_k)``:
   the softmax Jacobian, entropy and the saturation measurements (ch. 4).
 * :mod:`~attention_course.self_attention` -- self-attention with Q/K/V projections (ch. 5).
+* :mod:`~attention_course.sequence_layers` -- recurrence and convolution beside
+  self-attention, and the costs of all three (Vaswani et al.'s Table 1; ch. 5).
 * :mod:`~attention_course.multi_head` -- multi-head attention with the weight
   layout of ``keras.layers.MultiHeadAttention`` (ch. 6).
 * :mod:`~attention_course.head_analysis` -- measuring what attention heads do (ch. 6).

@@ -9,5 +9,11 @@
   multi-seed table;
 * :mod:`~attention_course.book.plotting` -- attention heatmaps and curves;
 * :mod:`~attention_course.book.attention_graph` -- attention weights drawn as a
-  graph of tokens (chapter 5).
+  graph of tokens (chapter 5);
+* :mod:`~attention_course.book.diagrams` -- the architecture diagrams, drawn as
+  SVG (``book/figures/``);
+* :mod:`~attention_course.book.timing` -- ``best_time``: timing code on a busy
+  machine, for the tables that set measured costs beside the formulas;
+* :mod:`~attention_course.book.explorer` -- the interactive attention explorer
+  of the site.
 """
