@@ -69,7 +69,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 def build_model(vocab_size: int, length: int, num_classes: int, d_model: int = 32,
                 num_heads=(1,), key_dim: int = 8, readout_position: int | None = None,
                 mark_embedding: bool = False) -> keras.Model:
-    """An attention-only model with ``len(num_heads)`` layers, layer ``l`` having ``num_heads[l]`` heads.
+    """Attention-only model: ``len(num_heads)`` layers, ``num_heads[l]`` heads in layer ``l``.
 
     Returns a Keras model from ``tokens (B, length)`` to logits
     ``(B, length, num_classes)``, or ``(B, num_classes)`` read at
@@ -88,7 +88,8 @@ def build_model(vocab_size: int, length: int, num_classes: int, d_model: int = 3
         x = x[:, readout_position]
     logits = keras.layers.Dense(num_classes, name="readout")(x)
     model = keras.Model(tokens, logits, name="attention_only")
-    model.readout_position = readout_position  # for attention_course.attention_only.AttentionOnlyWeights.from_keras
+    # for attention_course.attention_only.AttentionOnlyWeights.from_keras
+    model.readout_position = readout_position
     return model
 
 

@@ -34,13 +34,16 @@ class GPT(keras.Model):
         self.num_heads, self.d_ff, self.num_layers = num_heads, d_ff, num_layers
         self.dropout_rate, self.epsilon = dropout, epsilon
         # GPT adds learned positions to unscaled token embeddings.
-        self.embedding = PositionalEmbedding(vocab_size, d_model, max_length, positions="learned",
-                                             scale=False, name="embedding")
+        self.embedding = PositionalEmbedding(vocab_size, d_model, max_length,
+                                             positions="learned", scale=False,
+                                             name="embedding")
         self.dropout = keras.layers.Dropout(dropout)
         self.blocks = [DecoderBlock(d_model, num_heads, d_ff, pre_ln=True, dropout=dropout,
-                                    epsilon=epsilon, cross_attention=False, name=f"block_{i}")
+                                    epsilon=epsilon, cross_attention=False,
+                                    name=f"block_{i}")
                        for i in range(num_layers)]
-        self.final_norm = keras.layers.LayerNormalization(epsilon=epsilon, name="final_norm")
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=epsilon, name="final_norm")
         # GPT's initialisation, N(0, 0.02), for the output layer: the first
         # predictions are then nearly uniform, a loss of about log(vocab_size).
         self.classifier = keras.layers.Dense(

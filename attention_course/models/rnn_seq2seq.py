@@ -29,23 +29,25 @@ class RNNSeq2Seq(keras.Model):
                  embedding_dim: int = 64, **kwargs):
         super().__init__(**kwargs)
         self.units = units
-        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim,
-                                                       mask_zero=True, name="source_embedding")
+        self.source_embedding = keras.layers.Embedding(
+            source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
         self.encoder = keras.layers.Bidirectional(
-            keras.layers.LSTM(units // 2, return_sequences=True, return_state=True), name="encoder")
-        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim,
-                                                       name="target_embedding")
+            keras.layers.LSTM(units // 2, return_sequences=True, return_state=True),
+            name="encoder")
+        self.target_embedding = keras.layers.Embedding(
+            target_vocab_size, embedding_dim, name="target_embedding")
         self.build_decoder()
         self.classifier = keras.layers.Dense(target_vocab_size, name="classifier")
 
     def build_decoder(self):
-        self.decoder = keras.layers.LSTM(self.units, return_sequences=True, return_state=True,
-                                         name="decoder")
+        self.decoder = keras.layers.LSTM(self.units, return_sequences=True,
+                                         return_state=True, name="decoder")
 
     def encode(self, source):
         """``source (B, S)`` -> annotations ``(B, S, units)``, final ``[h, c]``, mask ``(B, S)``."""
         mask = keras.ops.not_equal(source, 0)
-        states, h_fwd, c_fwd, h_bwd, c_bwd = self.encoder(self.source_embedding(source), mask=mask)
+        states, h_fwd, c_fwd, h_bwd, c_bwd = self.encoder(
+            self.source_embedding(source), mask=mask)
         h = keras.ops.concatenate([h_fwd, h_bwd], axis=-1)
         c = keras.ops.concatenate([c_fwd, c_bwd], axis=-1)
         return states, [h, c], mask
@@ -56,7 +58,8 @@ class RNNSeq2Seq(keras.Model):
         Returns logits ``(B, T, V)``, the new ``[h, c]`` and the attention
         weights ``(B, T, S)`` (None: this decoder does not attend).
         """
-        outputs, h, c = self.decoder(self.target_embedding(decoder_input), initial_state=state)
+        outputs, h, c = self.decoder(self.target_embedding(decoder_input),
+                                     initial_state=state)
         return self.classifier(outputs), [h, c], None
 
     def call(self, inputs):
@@ -126,7 +129,8 @@ class BahdanauSeq2Seq(RNNSeq2Seq):
         Returns the readout ``(B, units)``, the new ``[h, c]`` and the weights ``(B, S)``.
         """
         context, weights = self.attention(state[0], keys, annotations, source_mask)
-        h, state = self.decoder_cell(keras.ops.concatenate([previous_word, context], axis=-1), state)
+        h, state = self.decoder_cell(
+            keras.ops.concatenate([previous_word, context], axis=-1), state)
         readout = self.readout(keras.ops.concatenate([h, context, previous_word], axis=-1))
         return readout, state, weights
 

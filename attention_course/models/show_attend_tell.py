@@ -68,12 +68,16 @@ class ShowAttendTell(keras.Model):
         self.classifier = keras.layers.Dense(vocab_size, name="classifier")
 
     def encode(self, images):
-        """``images (B, S, S, 3)`` -> annotations ``(B, N, D)``, their keys ``U a`` ``(B, N, d_a)``
-        and the decoder's initial state ``[h, c, z]`` (zeros); ``D`` = CNN channels + 2 coordinates."""
-        features = self.cnn(images)                                          # (B, G, G, D - 2)
+        """``images (B, S, S, 3)`` -> annotations ``(B, N, D)``, keys ``U a``, initial state.
+
+        The keys are ``U a`` ``(B, N, d_a)``, the decoder's initial state
+        ``[h, c, z]`` is zeros, and ``D`` = CNN channels + 2 coordinates.
+        """
+        features = self.cnn(images)                                 # (B, G, G, D - 2)
         batch = keras.ops.shape(features)[0]
         # cell n = row * G + column: the layout of shapes.box_coverage(...).reshape(N)
-        annotations = keras.ops.reshape(features, (batch, self.grid ** 2, features.shape[-1]))
+        annotations = keras.ops.reshape(
+            features, (batch, self.grid ** 2, features.shape[-1]))
         coordinates = keras.ops.broadcast_to(self.coordinates, (batch, self.grid ** 2, 2))
         annotations = keras.ops.concatenate(
             [annotations, keras.ops.cast(coordinates, annotations.dtype)], axis=-1)
@@ -90,10 +94,11 @@ class ShowAttendTell(keras.Model):
         h, c, context = state
         x = keras.ops.concatenate([self.word_embedding(word), context], axis=-1)
         h, (h, c) = self.cell(x, [h, c])
-        query = self.query_projection(h)[:, None, :]                         # (B, 1, d_a)
-        context, weights = self.attention([query, annotations, keys],        # [query, value, key]
-                                          return_attention_scores=True)
-        context = context[:, 0]                                              # (B, D)
+        query = self.query_projection(h)[:, None, :]                # (B, 1, d_a)
+        context, weights = self.attention(
+            [query, annotations, keys],                             # [query, value, key]
+            return_attention_scores=True)
+        context = context[:, 0]                                     # (B, D)
         logits = self.classifier(self.combine(keras.ops.concatenate([h, context], axis=-1)))
         return logits, [h, c, context], weights[:, 0]
 

@@ -29,7 +29,7 @@ POSITION_KINDS = ("sinusoidal", "learned", "none")
 
 
 def sinusoids(length, d_model: int, base: float = 10000.0, dtype="float32"):
-    """``(length, d_model)`` sinusoidal positions, written with ``keras.ops`` (TensorFlow here).
+    """``(length, d_model)`` sinusoidal positions in ``keras.ops`` (TensorFlow here).
 
     The same numbers as :func:`attention_course.positional_encoding.sinusoidal_encoding`,
     computed another way: frequencies as ``exp(-log(base) * 2i / d)`` and the
@@ -39,11 +39,11 @@ def sinusoids(length, d_model: int, base: float = 10000.0, dtype="float32"):
     """
     if d_model % 2:
         raise ValueError(f"d_model must be even (pairs of sin and cos), got {d_model}")
-    positions = ops.cast(ops.arange(length), "float64")[:, None]                   # (T, 1)
+    positions = ops.cast(ops.arange(length), "float64")[:, None]      # (T, 1)
     omega = ops.exp(ops.cast(ops.arange(0, d_model, 2), "float64")
-                    * (-math.log(base) / d_model))[None, :]                       # (1, d/2)
-    angles = positions * omega                                                    # (T, d/2)
-    pairs = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)                # (T, d/2, 2)
+                    * (-math.log(base) / d_model))[None, :]          # (1, d/2)
+    angles = positions * omega                                       # (T, d/2)
+    pairs = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)   # (T, d/2, 2)
     return ops.cast(ops.reshape(pairs, (length, d_model)), dtype)
 
 
@@ -91,7 +91,7 @@ class PositionalEmbedding(keras.layers.Layer):
 
 
 class FeedForward(keras.layers.Layer):
-    """Position-wise feed-forward network: ``Dense(d_ff, activation)`` then ``Dense(d_model)``.
+    """Position-wise feed-forward: ``Dense(d_ff, activation)`` then ``Dense(d_model)``.
 
     ``activation``: ``"relu"`` (the Transformer paper) or ``"gelu"`` (BERT: the
     exact, erf-based GELU, Keras' default ``approximate=False``).
@@ -156,9 +156,11 @@ class EncoderBlock(_Block):
                  dropout: float = 0.0, scale_attention: bool = True, epsilon: float = 1e-5,
                  activation: str = "relu", **kwargs):
         super().__init__(pre_ln, dropout, epsilon, **kwargs)
-        self.self_attention = _attention(d_model, num_heads, scale_attention, "self_attention")
+        self.self_attention = _attention(
+            d_model, num_heads, scale_attention, "self_attention")
         self.attention_norm = self._norm("attention_norm")
-        self.feed_forward = FeedForward(d_model, d_ff, activation=activation, name="feed_forward")
+        self.feed_forward = FeedForward(d_model, d_ff, activation=activation,
+                                        name="feed_forward")
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
     def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
@@ -169,8 +171,8 @@ class EncoderBlock(_Block):
                                 attention_mask=mask, training=training)
 
         x, scores = self.sublayer(x, self.attention_norm, attend, training)
-        x, _ = self.sublayer(x, self.feed_forward_norm, lambda h: (self.feed_forward(h), None),
-                             training)
+        x, _ = self.sublayer(x, self.feed_forward_norm,
+                             lambda h: (self.feed_forward(h), None), training)
         return (x, scores) if return_attention_scores else x
 
 
@@ -217,11 +219,13 @@ class DecoderBlock(_Block):
         self.feed_forward = FeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
-    def call(self, y, memory=None, source_mask=None, training=None, return_attention_scores=False):
+    def call(self, y, memory=None, source_mask=None, training=None,
+             return_attention_scores=False):
         if (memory is None) != (self.cross_attention is None):
             raise ValueError("a block with cross-attention needs the encoder's memory; "
                              "a block built with cross_attention=False takes none")
-        cross_mask = None if source_mask is None else ops.cast(source_mask, "bool")[:, None, :]
+        cross_mask = (None if source_mask is None
+                      else ops.cast(source_mask, "bool")[:, None, :])
 
         def self_attend(h):
             return self._attend(self.self_attention, h, h, return_attention_scores,
@@ -234,9 +238,10 @@ class DecoderBlock(_Block):
         y, self_scores = self.sublayer(y, self.self_attention_norm, self_attend, training)
         cross_scores = None
         if memory is not None:
-            y, cross_scores = self.sublayer(y, self.cross_attention_norm, cross_attend, training)
-        y, _ = self.sublayer(y, self.feed_forward_norm, lambda h: (self.feed_forward(h), None),
-                             training)
+            y, cross_scores = self.sublayer(y, self.cross_attention_norm, cross_attend,
+                                            training)
+        y, _ = self.sublayer(y, self.feed_forward_norm,
+                             lambda h: (self.feed_forward(h), None), training)
         return (y, self_scores, cross_scores) if return_attention_scores else y
 
 
@@ -277,7 +282,8 @@ class Transformer(keras.Model):
         """``source (B, S)`` -> memory ``(B, S, d)``, the padding mask ``(B, S)`` (and attention)."""
         source_mask = ops.not_equal(source, 0)
         x = self.dropout(self.source_embedding(source), training=training)
-        encoded = run_encoder_blocks(self.encoder_blocks, x, source_mask, training, return_attention_scores)
+        encoded = run_encoder_blocks(self.encoder_blocks, x, source_mask, training,
+                                     return_attention_scores)
         x, scores = encoded if return_attention_scores else (encoded, None)
         if self.final_encoder_norm is not None:
             x = self.final_encoder_norm(x)
@@ -456,10 +462,10 @@ class Transformer(keras.Model):
         return self._cached_step
 
 
-def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6, d_model: int = 32,
-                   num_heads: int = 4, d_ff: int = 64, pre_ln: bool = False,
-                   max_length: int = 32) -> keras.Model:
-    """An encoder-only stack that labels every input token: ``(B, S)`` ids -> ``(B, S, num_classes)`` logits.
+def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6,
+                   d_model: int = 32, num_heads: int = 4, d_ff: int = 64,
+                   pre_ln: bool = False, max_length: int = 32) -> keras.Model:
+    """An encoder-only token tagger: ``(B, S)`` ids -> ``(B, S, num_classes)`` logits.
 
     Chapter 8 trains it, deep and briefly, to compare post-LN and pre-LN: the
     toy translation task is a tagging task for it (each source word is given
@@ -469,7 +475,8 @@ def encoder_tagger(vocab_size: int, num_classes: int, num_layers: int = 6, d_mod
     padding_mask = ops.not_equal(tokens, 0)
     x = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")(tokens)
     for i in range(num_layers):
-        x = EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln, name=f"encoder_{i}")(x, padding_mask)
+        x = EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln,
+                         name=f"encoder_{i}")(x, padding_mask)
     if pre_ln:
         x = keras.layers.LayerNormalization(epsilon=1e-5, name="final_norm")(x)
     logits = keras.layers.Dense(num_classes, name="classifier")(x)

@@ -72,15 +72,16 @@ class VisionTransformer(keras.Model):
     """
 
     def __init__(self, image_size=8, channels: int = 1, patch_size: int = 2,
-                 num_classes: int = 10, d_model: int = 32, num_heads: int = 4, d_ff: int = 64,
-                 num_layers: int = 4, pre_ln: bool = True, dropout: float = 0.0,
-                 max_shift: int = 0, epsilon: float = 1e-5, **kwargs):
+                 num_classes: int = 10, d_model: int = 32, num_heads: int = 4,
+                 d_ff: int = 64, num_layers: int = 4, pre_ln: bool = True,
+                 dropout: float = 0.0, max_shift: int = 0, epsilon: float = 1e-5, **kwargs):
         super().__init__(**kwargs)
         height, width = _image_size(image_size)
         if height % patch_size or width % patch_size:
             raise ValueError(f"an image of {height} x {width} pixels cannot be cut into "
                              f"patches of {patch_size} x {patch_size}")
-        self.image_size, self.channels, self.patch_size = (height, width), channels, patch_size
+        self.image_size, self.channels, self.patch_size = (
+            (height, width), channels, patch_size)
         self.grid_shape = (height // patch_size, width // patch_size)
         self.num_patches = self.grid_shape[0] * self.grid_shape[1]
         self.d_model, self.pre_ln = d_model, pre_ln
@@ -91,12 +92,15 @@ class VisionTransformer(keras.Model):
                                            name="class_token")
         self.position_embedding = self.add_weight(
             shape=(self.num_patches + 1, d_model),
-            initializer=keras.initializers.RandomNormal(stddev=0.02), name="position_embedding")
+            initializer=keras.initializers.RandomNormal(stddev=0.02),
+            name="position_embedding")
         self.dropout = keras.layers.Dropout(dropout)
-        self.encoder_blocks = [EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln, dropout=dropout,
-                                            epsilon=epsilon, name=f"encoder_{i}")
+        self.encoder_blocks = [EncoderBlock(d_model, num_heads, d_ff, pre_ln=pre_ln,
+                                            dropout=dropout, epsilon=epsilon,
+                                            name=f"encoder_{i}")
                                for i in range(num_layers)]
-        self.final_norm = keras.layers.LayerNormalization(epsilon=epsilon, name="final_norm")
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=epsilon, name="final_norm")
         self.head = keras.layers.Dense(num_classes, name="head")
 
     def embed(self, images, training=None):
@@ -106,8 +110,10 @@ class VisionTransformer(keras.Model):
         patches = self.patch_embedding(images)                       # (B, H/P, W/P, d)
         batch = ops.shape(patches)[0]
         patches = ops.reshape(patches, (batch, self.num_patches, self.d_model))
-        cls = ops.broadcast_to(ops.cast(self.class_token, patches.dtype), (batch, 1, self.d_model))
-        x = ops.concatenate([cls, patches], axis=1) + ops.cast(self.position_embedding, patches.dtype)
+        cls = ops.broadcast_to(ops.cast(self.class_token, patches.dtype),
+                               (batch, 1, self.d_model))
+        x = (ops.concatenate([cls, patches], axis=1)
+             + ops.cast(self.position_embedding, patches.dtype))
         return self.dropout(x, training=training)
 
     def call(self, images, training=None, return_attention_scores=False):
@@ -129,8 +135,9 @@ class VisionTransformer(keras.Model):
 
 
 def small_cnn(image_size=8, channels: int = 1, num_classes: int = 10,
-              filters: tuple[int, ...] = (16, 32, 64), max_shift: int = 0) -> keras.Model:
-    """A small LeNet-style CNN: ``3 x 3`` convolutions, one max-pooling, global average, dense.
+              filters: tuple[int, ...] = (16, 32, 64),
+              max_shift: int = 0) -> keras.Model:
+    """A LeNet-style CNN: ``3 x 3`` convolutions, one max-pooling, global average, dense.
 
     ``(B, H, W, C)`` -> logits ``(B, num_classes)``.  The first two
     convolutions see the full image, the rest a ``2 x 2``-pooled one.
@@ -139,7 +146,8 @@ def small_cnn(image_size=8, channels: int = 1, num_classes: int = 10,
     images = keras.Input((height, width, channels), name="images")
     x = RandomShift(max_shift, name="augment")(images) if max_shift else images
     for i, f in enumerate(filters):
-        x = keras.layers.Conv2D(f, 3, padding="same", activation="relu", name=f"conv_{i}")(x)
+        x = keras.layers.Conv2D(f, 3, padding="same", activation="relu",
+                                name=f"conv_{i}")(x)
         if i == 1:
             x = keras.layers.MaxPooling2D(2, name="pool")(x)
     x = keras.layers.GlobalAveragePooling2D(name="average")(x)

@@ -146,7 +146,8 @@ def compile_model(model, config: Config) -> None:
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 
 
-def train(model, config: Config, train_ids: np.ndarray, validation_ids: np.ndarray) -> dict:
+def train(model, config: Config, train_ids: np.ndarray,
+          validation_ids: np.ndarray) -> dict:
     """Train the built ``model`` by ``config`` on ``train_ids``; returns the history.
 
     Every ``eval_interval`` steps the history records the mean training loss
@@ -155,25 +156,27 @@ def train(model, config: Config, train_ids: np.ndarray, validation_ids: np.ndarr
     also logged (``logging``, at INFO).
     """
     compile_model(model, config)
-    windows = training_windows(train_ids, config.steps * config.batch_size, config.block_size,
-                               config.seed)
-    validation = evaluation_windows(validation_ids, config.block_size, config.eval_windows)
+    windows = training_windows(train_ids, config.steps * config.batch_size,
+                               config.block_size, config.seed)
+    validation = evaluation_windows(validation_ids, config.block_size,
+                                    config.eval_windows)
     history = {"step": [0], "train_loss": [None],
                "validation_loss": [mean_loss(model, validation)], "seconds": [0.0]}
     seconds, step = 0.0, 0
     while step < config.steps:
-        chunk = windows[step * config.batch_size:(step + config.eval_interval) * config.batch_size]
+        chunk = windows[step * config.batch_size:
+                        (step + config.eval_interval) * config.batch_size]
         started = time.perf_counter()
-        fit = model.fit(chunk[:, :-1], chunk[:, 1:], batch_size=config.batch_size, epochs=1,
-                        shuffle=False, verbose=0)
+        fit = model.fit(chunk[:, :-1], chunk[:, 1:], batch_size=config.batch_size,
+                        epochs=1, shuffle=False, verbose=0)
         seconds += time.perf_counter() - started
         step += len(chunk) // config.batch_size
         history["step"].append(step)
         history["train_loss"].append(float(fit.history["loss"][-1]))
         history["validation_loss"].append(mean_loss(model, validation))
         history["seconds"].append(round(seconds, 2))
-        log.info("step %5d  train %.4f  validation %.4f  %7.1f s", step, history["train_loss"][-1],
-                 history["validation_loss"][-1], seconds)
+        log.info("step %5d  train %.4f  validation %.4f  %7.1f s", step,
+                 history["train_loss"][-1], history["validation_loss"][-1], seconds)
     return history
 
 
