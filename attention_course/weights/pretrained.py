@@ -111,55 +111,68 @@ def load_hf_state_dict(path=None) -> dict[str, np.ndarray]:
     return load_file(str(path))
 
 
-def encoder_weights_from_hf(state: dict[str, np.ndarray], config: BertConfig) -> BertEncoderWeights:
-    """Hugging Face ``BertModel`` tensors (names optionally prefixed ``bert.``) -> ``BertEncoderWeights``.
+def encoder_weights_from_hf(state: dict[str, np.ndarray],
+                            config: BertConfig) -> BertEncoderWeights:
+    """Hugging Face ``BertModel`` tensors -> the course's ``BertEncoderWeights``.
 
-    The whole mapping from Hugging Face's names and ``(out, in)`` layout to the
-    course's (Keras) layout.  A missing tensor, or one whose shape does not fit
-    ``config``, raises a ``ValueError`` that names it.
+    The tensors' names may carry the prefix ``bert.``.  The whole mapping from
+    Hugging Face's names and ``(out, in)`` layout to the course's (Keras)
+    layout.  A missing tensor, or one whose shape does not fit ``config``,
+    raises a ``ValueError`` that names it.
     """
     if config.hidden_act != "gelu":
-        raise ValueError(f"only the exact GELU is implemented; the model uses {config.hidden_act!r}")
+        raise ValueError(
+            f"only the exact GELU is implemented; the model uses {config.hidden_act!r}")
     state = {name.removeprefix("bert."): array for name, array in state.items()}
-    d, d_ff, heads, head_dim = config.hidden_size, config.intermediate_size, config.num_heads, config.head_dim
+    d, d_ff, heads, head_dim = (config.hidden_size, config.intermediate_size,
+                                config.num_heads, config.head_dim)
 
     def get(name, shape):
         if name not in state:
             raise ValueError(f"the state dict has no tensor {name!r}")
         if state[name].shape != shape:
-            raise ValueError(f"{name} must have shape {shape} for this config; got {state[name].shape}")
+            raise ValueError(f"{name} must have shape {shape} for this config; "
+                             f"got {state[name].shape}")
         return state[name]
 
     def dense(prefix, d_in, d_out):  # (out, in) -> kernel (in, out), bias (out,)
         return (np.ascontiguousarray(get(f"{prefix}.weight", (d_out, d_in)).T),
                 get(f"{prefix}.bias", (d_out,)))
 
-    def projection(prefix):  # (d, d) -> kernel (d, heads, head_dim), bias (heads, head_dim)
+    # (d, d) -> kernel (d, heads, head_dim), bias (heads, head_dim)
+    def projection(prefix):
         kernel, bias = dense(prefix, d, d)
         return kernel.reshape(d, heads, head_dim), bias.reshape(heads, head_dim)
 
     def norm(prefix):
-        return LayerNormWeights(get(f"{prefix}.weight", (d,)), get(f"{prefix}.bias", (d,)),
+        return LayerNormWeights(get(f"{prefix}.weight", (d,)),
+                                get(f"{prefix}.bias", (d,)),
                                 epsilon=config.layer_norm_eps)
 
     embeddings = BertEmbeddingWeights(
         word=get("embeddings.word_embeddings.weight", (config.vocab_size, d)),
-        position=get("embeddings.position_embeddings.weight", (config.max_position_embeddings, d)),
-        token_type=get("embeddings.token_type_embeddings.weight", (config.type_vocab_size, d)),
+        position=get("embeddings.position_embeddings.weight",
+                     (config.max_position_embeddings, d)),
+        token_type=get("embeddings.token_type_embeddings.weight",
+                       (config.type_vocab_size, d)),
         norm=norm("embeddings.LayerNorm"))
     blocks = []
     for i in range(config.num_layers):
         p = f"encoder.layer.{i}"
         (q_kernel, q_bias), (k_kernel, k_bias), (v_kernel, v_bias) = (
-            projection(f"{p}.attention.self.{name}") for name in ("query", "key", "value"))
+            projection(f"{p}.attention.self.{name}")
+            for name in ("query", "key", "value"))
         o_kernel, o_bias = dense(f"{p}.attention.output.dense", d, d)
         attention = MultiHeadAttentionWeights(
-            query_kernel=q_kernel, query_bias=q_bias, key_kernel=k_kernel, key_bias=k_bias,
+            query_kernel=q_kernel, query_bias=q_bias,
+            key_kernel=k_kernel, key_bias=k_bias,
             value_kernel=v_kernel, value_bias=v_bias,
             output_kernel=o_kernel.reshape(heads, head_dim, d), output_bias=o_bias)
         feed_forward = FeedForwardWeights(*dense(f"{p}.intermediate.dense", d, d_ff),
-                                          *dense(f"{p}.output.dense", d_ff, d), activation="gelu")
-        blocks.append(EncoderBlockWeights(attention, norm(f"{p}.attention.output.LayerNorm"),
+                                          *dense(f"{p}.output.dense", d_ff, d),
+                                          activation="gelu")
+        blocks.append(EncoderBlockWeights(attention,
+                                          norm(f"{p}.attention.output.LayerNorm"),
                                           feed_forward, norm(f"{p}.output.LayerNorm")))
     return BertEncoderWeights(embeddings, blocks)
 
