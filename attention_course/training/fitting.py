@@ -84,3 +84,21 @@ def compile_for_training(model, optimizer, loss, **kwargs):
     model.compile(optimizer=optimizer, loss=loss, **kwargs)
     model.optimizer.build(model.trainable_variables)
     return model
+
+
+def reset_optimizer(optimizer) -> None:
+    """Put a built Keras optimizer back at step 0: its step count and every slot at zero.
+
+    Adam's moment estimates, for example, start again from zero, as in a new
+    optimizer; the learning rate is kept.  A model compiled once can then be
+    trained again from the same initial weights (``model.set_weights``)
+    without tracing its training step a second time: Keras traces it again
+    for a new optimizer, which costs several seconds on a CPU, often more than
+    a short run's steps.
+    """
+    if not optimizer.built:
+        raise ValueError(f"{optimizer.name} is not built yet: it has nothing to reset "
+                         "(build it, or train one step, first)")
+    for variable in optimizer.variables:
+        if variable.name != "learning_rate":
+            variable.assign(np.zeros(variable.shape, dtype=variable.dtype))
