@@ -122,3 +122,25 @@ def plot_history(histories: Mapping[str, Mapping[str, Sequence[float]]], key: st
     ax.grid(alpha=0.3)
     ax.legend()
     return ax
+
+
+def plot_step_loss(curves: Mapping[str, Sequence[float]], window: int = 25, ax=None,
+                   xlabel: str = "training step", ylabel: str = "training loss (nats per word)"):
+    """Training loss at every step, one curve per model, as a running mean over ``window`` steps.
+
+    ``curves[name]`` is the loss of each step ``(steps,)``; the mean of steps
+    ``t - window + 1 .. t`` is drawn at step ``t`` (log scale: the late steps
+    matter as much as the early ones).
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.4))
+    for name, losses in curves.items():
+        losses = np.asarray(losses, dtype=float)
+        if losses.ndim != 1 or len(losses) < window:
+            raise ValueError(f"{name}: need at least window={window} step losses, got shape {losses.shape}")
+        smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
+        ax.plot(np.arange(window, len(losses) + 1), smooth, label=name)
+    ax.set(yscale="log", xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax

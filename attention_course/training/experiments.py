@@ -58,6 +58,7 @@ class TranslationRun:
     test: TranslationData     # the held-out sentences it was scored on
     step_loss: np.ndarray     # (steps,) the training loss of every step
     snapshot: object = None   # the model part-way through training (``snapshot_step``), or None
+    epochs: float = 1.0       # passes over the training sentences (1.5: one and a half)
 
     @property
     def accuracy(self) -> float:
@@ -121,13 +122,17 @@ def decode_test_set(model, test, batch_size: int = 500):
     return np.concatenate(tokens)[unsort], attention
 
 
-def run_translation(name: str, build_model, config: dict, epochs: int, batch_size: int = 64,
+def run_translation(name: str, build_model, config: dict, epochs: float, batch_size: int = 64,
                     learning_rate: float = 3e-3, seed: int | None = None,
                     warmup_steps: int | None = None, bucketed: bool = True,
                     sentences: int | None = None, max_words: int | None = None,
                     snapshot_step: int | None = None) -> TranslationRun:
     """Train ``build_model(**config)`` on the toy task, or load the cached result.
 
+    ``epochs`` counts passes over the training sentences and may end in a
+    fraction (with bucketed batches): 1.5 trains one pass, then the first half
+    of the batches of a reshuffled second pass, and measures the held-out loss
+    after each (``history`` has one value per pass, the last for the part).
     ``seed`` (default: the course seed) seeds the data split, the
     initialisation and the order of the batches.  The model is trained, and
     the held-out sentences decoded and scored, through
@@ -146,6 +151,10 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
     :attr:`TranslationRun.snapshot` (a half-trained model, for chapter 11's beam search).
     """
     seed = course_seed() if seed is None else seed
+    if not epochs > 0:
+        raise ValueError(f"epochs must be positive, got {epochs}")
+    if epochs != int(epochs) and not bucketed:
+        raise ValueError(f"a fraction of a pass (epochs={epochs}) needs bucketed batches")
     train, test = translation_data(seed)
     if max_words is not None:
         train, test = at_most(train, max_words), at_most(test, max_words)
@@ -173,7 +182,8 @@ def run_translation(name: str, build_model, config: dict, epochs: int, batch_siz
         snapshot(example)
         snapshot.set_weights([record[f"snapshot_{i}"] for i in range(len(snapshot.weights))])
     return TranslationRun(name, run.model, record["history"], record["train_seconds"],
-                          record["predictions"], record.get("attention"), record["correct"], test, record["step_loss"], snapshot)
+                          record["predictions"], record.get("attention"), record["correct"], test,
+                          record["step_loss"], snapshot, epochs=epochs)
 
 
 def _train_and_score(model, settings: dict, train, test) -> dict:
@@ -181,9 +191,12 @@ def _train_and_score(model, settings: dict, train, test) -> dict:
     import keras
 
     epochs, batch_size = settings["epochs"], settings["batch_size"]
+    steps_per_pass = -(-len(train) // batch_size)
+    whole_passes = int(epochs)
+    last_steps = round(epochs * steps_per_pass) - whole_passes * steps_per_pass   # of a part pass
     schedule = settings["learning_rate"]
     if settings["warmup_steps"] is not None:
-        schedule = fitting.warmup_cosine(schedule, epochs * -(-len(train) // batch_size),
+        schedule = fitting.warmup_cosine(schedule, whole_passes * steps_per_pass + last_steps,
                                           settings["warmup_steps"])
     fitting.compile_for_training(
         model, keras.optimizers.Adam(schedule, clipnorm=1.0),
@@ -197,15 +210,20 @@ def _train_and_score(model, settings: dict, train, test) -> dict:
                                             batch_size, seed=settings["seed"])
         held_out = fitting.bucketed_dataset([test.source, test.decoder_input], test.decoder_target,
                                              500, seed=settings["seed"])
-        history = model.fit(batches, validation_data=held_out, epochs=epochs, verbose=0, shuffle=False,
-                            callbacks=callbacks)
+        history = {}
+        for data, passes in ((batches, whole_passes), (batches.take(last_steps), 1 if last_steps else 0)):
+            if passes:   # a second fit() reuses the traced training step: the run just goes on
+                more = model.fit(data, validation_data=held_out, epochs=passes, verbose=0,
+                                 shuffle=False, callbacks=callbacks).history
+                history = {k: history.get(k, []) + more[k] for k in more}
     else:
         history = model.fit([train.source, train.decoder_input], train.decoder_target,
                             validation_data=([test.source, test.decoder_input], test.decoder_target),
-                            epochs=epochs, batch_size=batch_size, verbose=0, callbacks=callbacks)
+                            epochs=whole_passes, batch_size=batch_size, verbose=0,
+                            callbacks=callbacks).history
     train_seconds = time.perf_counter() - started
     predictions, attention = decode_test_set(model, test)
-    record = {"history": {k: [float(x) for x in v] for k, v in history.history.items()},
+    record = {"history": {k: [float(x) for x in v] for k, v in history.items()},
               "train_seconds": train_seconds, "predictions": predictions,
               "correct": evaluation.exact_match(predictions, test.decoder_target),
               "step_loss": np.array(losses.losses, dtype=np.float32)}
@@ -253,18 +271,27 @@ def _snapshot_callback(step: int):
     return Snapshot()
 
 
-def rnn_translator(attention: bool, epochs: int | None = None) -> TranslationRun:
-    """Chapter 1's model (``attention=False``) or chapter 3's (``attention=True``)."""
+def rnn_translator(attention: bool, epochs: float | None = None) -> TranslationRun:
+    """Chapter 1's model (``attention=False``) or chapter 3's (``attention=True``).
+
+    Both train with Adam in length-bucketed batches of 64, the learning rate
+    rising over 30 steps and then falling along a cosine to 0.  Chapter 1's
+    model makes 2 passes over the training sentences at a peak of 0.01;
+    the attention model learns faster and makes 1.25 at a peak of 0.005.
+    Under seeds 0-2 the first translated 93-96 % of the held-out sentences of
+    2-9 words and the second 98-99 % of all of them.
+    """
     from ..models import rnn_seq2seq
 
     config = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
               "target_vocab_size": len(toy_translation.TARGET_VOCAB),
               "units": 128, "embedding_dim": 64}
-    if epochs is None:
-        epochs = 2 if attention else 3
+    recipe = {"epochs": 1.25, "learning_rate": 5e-3} if attention else {"epochs": 2, "learning_rate": 1e-2}
+    if epochs is not None:
+        recipe["epochs"] = epochs
     name = "rnn-bahdanau-attention" if attention else "rnn-no-attention"
     model = rnn_seq2seq.BahdanauSeq2Seq if attention else rnn_seq2seq.RNNSeq2Seq
-    return run_translation(name, model, config, epochs=epochs)
+    return run_translation(name, model, config, warmup_steps=30, **recipe)
 
 
 def transformer_translator(sentences: int | None = None, max_words: int | None = None,

@@ -23,3 +23,23 @@ def test_attention_grid_colour_scale():
     image = fig.axes[-1].images[0]
     assert image.get_cmap().name == "RdBu_r" and image.get_clim() == (-0.5, 0.5)
     plt.close(fig)
+
+
+def test_step_loss_is_a_running_mean_drawn_at_the_last_step_of_its_window():
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+    import pytest
+
+    from attention_course.book import plotting
+
+    losses = np.array([4.0, 2.0, 6.0, 1.0, 3.0])
+    ax = plotting.plot_step_loss({"model": losses}, window=2)
+    x, y = ax.lines[0].get_data()
+    np.testing.assert_array_equal(x, [2, 3, 4, 5])
+    np.testing.assert_allclose(y, [3.0, 4.0, 3.5, 2.0])
+    assert ax.get_yscale() == "log"
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match="at least window=25"):
+        plotting.plot_step_loss({"short run": losses})

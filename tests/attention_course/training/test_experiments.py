@@ -108,6 +108,27 @@ def test_a_run_on_some_sentences_keeps_a_snapshot_part_way(tmp_path, monkeypatch
         experiments.transformer_translator(sentences=0, **tiny)
 
 
+def test_a_fraction_of_a_pass_trains_the_first_batches_of_another(tmp_path, monkeypatch):
+    """``epochs=1.5``: one pass, then half of a second; one held-out loss per (part) pass."""
+    from attention_course.models.rnn_seq2seq import RNNSeq2Seq
+
+    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path))
+    config = {"source_vocab_size": len(task.SOURCE_VOCAB), "target_vocab_size": len(task.TARGET_VOCAB),
+              "units": 4, "embedding_dim": 4}
+    run = experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=1.5, batch_size=16,
+                                      sentences=64, warmup_steps=1)
+    assert run.epochs == 1.5
+    assert run.step_loss.shape == (4 + 2,)                      # 64 sentences: 4 batches a pass
+    assert len(run.history["loss"]) == len(run.history["val_loss"]) == 2
+    # each entry of the history is the mean loss of its own (part) pass
+    np.testing.assert_allclose(run.history["loss"], [run.step_loss[:4].mean(), run.step_loss[4:].mean()],
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="needs bucketed batches"):
+        experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=1.5, bucketed=False)
+    with pytest.raises(ValueError, match="epochs must be positive"):
+        experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=0)
+
+
 def test_at_most_keeps_the_shorter_sentences_whole_and_cuts_the_padding():
     data = task.make_dataset(200, max_length=20, seed=6)
     short = experiments.at_most(data, 9)
