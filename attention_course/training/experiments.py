@@ -194,6 +194,9 @@ def _train_and_score(model, settings: dict, train, test) -> dict:
     steps_per_pass = -(-len(train) // batch_size)
     whole_passes = int(epochs)
     last_steps = round(epochs * steps_per_pass) - whole_passes * steps_per_pass   # of a part pass
+    if whole_passes == 0 and last_steps == 0:
+        raise ValueError(f"epochs={epochs} is less than one step of {batch_size} of the "
+                         f"{len(train)} training sentences")
     schedule = settings["learning_rate"]
     if settings["warmup_steps"] is not None:
         schedule = fitting.warmup_cosine(schedule, whole_passes * steps_per_pass + last_steps,

@@ -127,6 +127,9 @@ def test_a_fraction_of_a_pass_trains_the_first_batches_of_another(tmp_path, monk
         experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=1.5, bucketed=False)
     with pytest.raises(ValueError, match="epochs must be positive"):
         experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=0)
+    with pytest.raises(ValueError, match="less than one step"):
+        experiments.run_translation("tiny-rnn", RNNSeq2Seq, config, epochs=0.1, batch_size=16,
+                                    sentences=16)
 
 
 def test_at_most_keeps_the_shorter_sentences_whole_and_cuts_the_padding():
