@@ -27,7 +27,9 @@ import ast
 import hashlib
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -203,16 +205,28 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
     """Run every cell of ``job.notebook`` (in place) in a fresh kernel in the chapter's folder."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
+    from traitlets.config import Config
 
     if job.notebook is None:
         job.notebook = read_chapter(job.path)
     from attention_course.book.claims import PAGE_VARIABLE
 
     environment = os.environ | job.environment | {PAGE_VARIABLE: job.path.stem}
+    # The kernel talks to us over Unix sockets in a folder of its own: over TCP, every
+    # kernel logs a warning about unencrypted ports, and the sockets' default place
+    # is the working directory (the chapters' folder, shared by parallel kernels).
+    sockets = tempfile.mkdtemp(prefix="course-kernel-")
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = os.path.join(sockets, "kernel")
     # record_timing=False: jupyter-cache hashes the code cells' metadata, and timings
     # stored there would keep Sphinx from finding the executed notebook in the cache.
+    # shutdown_kernel="immediate": once the last cell has replied, the kernel is killed
+    # rather than asked to exit; TensorFlow's own exit takes seconds and saves nothing
+    # (every file a chapter writes, it writes atomically in a cell).
     client = NotebookClient(job.notebook, timeout=timeout, allow_errors=False, record_timing=False,
-                            resources={"metadata": {"path": str(job.path.parent)}})
+                            shutdown_kernel="immediate",
+                            resources={"metadata": {"path": str(job.path.parent)}}, config=config)
     started = time.perf_counter()
     error = None
     try:
@@ -221,6 +235,8 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
         error = str(failure)
     except Exception:  # a timeout, a dead kernel: say what happened, keep the other chapters going
         error = traceback.format_exc()
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     return Result(job, time.perf_counter() - started, error)
 
 

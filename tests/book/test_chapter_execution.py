@@ -121,3 +121,24 @@ def test_a_chapter_whose_dependencies_changed_is_executed_again(tmp_path, monkey
     assert executed == ["tiny.md"] and keys["tiny"] != "a key made with other dependencies"
     build_book.execute_changed(cache, keys, [chapter])      # now up to date: nothing runs
     assert executed == ["tiny.md"]
+
+
+def test_a_kernel_leaves_no_sockets_and_logs_no_warning(tmp_path, monkeypatch, capfd):
+    """Kernels talk over Unix sockets in a folder of their own, removed afterwards.
+
+    Over TCP every kernel logs a warning about unencrypted ports into the
+    build's output; the sockets' default place would be the chapter's folder.
+    """
+    chapters, temporary = tmp_path / "chapters", tmp_path / "tmp"
+    chapters.mkdir(), temporary.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temporary))
+    chapter = chapters / "tiny.md"
+    chapter.write_text((ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+                       .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nimport os\n"
+                              "print(sorted(os.listdir('.')))\n```\n"]))
+    result = chapter_execution.execute(chapter_execution.Job(chapter))
+    assert result.error is None, result.error
+    assert result.job.notebook.cells[-1].outputs[0]["text"] == "['tiny.md']\n"
+    assert sorted(p.name for p in chapters.iterdir()) == ["tiny.md"]
+    assert list(temporary.iterdir()) == []
+    assert "without encryption" not in capfd.readouterr().err
