@@ -81,10 +81,11 @@ def test_every_training_setting_is_part_of_the_cache_key(monkeypatch):
     for settings in ({}, {"warmup_steps": 50}, {"warmup_steps": 100}, {"learning_rate": 1e-3},
                      {"bucketed": False}, {"batch_size": 32}, {"seed": course_seed() + 1},
                      {"sentences": 100}, {"sentences": 200}, {"snapshot_step": 3},
+                     {"steps_per_execution": 2},
                      {"warmup_steps": 50}):   # a seed other than the default (the course seed)
         with pytest.raises(_Stop):
             experiments.run_translation("x", dict, {"units": 4}, epochs=1, **settings)
-    assert len(set(keys)) == 10 and keys[1] == keys[-1]
+    assert len(set(keys)) == 11 and keys[1] == keys[-1]
 
 
 def test_a_run_on_some_sentences_keeps_a_snapshot_part_way(tmp_path, monkeypatch):
@@ -141,3 +142,30 @@ def test_at_most_keeps_the_shorter_sentences_whole_and_cuts_the_padding():
     np.testing.assert_array_equal(short.source, data.source[keep, :9])
     np.testing.assert_array_equal(data.source[keep, 9:], 0)            # only padding was cut
     np.testing.assert_array_equal(data.decoder_target[keep, 10:], 0)
+
+
+def test_several_steps_per_execution_train_the_same_weights(tmp_path, monkeypatch):
+    """``steps_per_execution``: the same training bit for bit; each step gets its group's mean loss."""
+    from attention_course.models.transformer import Transformer
+
+    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path))
+    config = {"source_vocab_size": len(task.SOURCE_VOCAB), "target_vocab_size": len(task.TARGET_VOCAB),
+              "max_length": experiments.SPLIT["max_length"] + 2, "d_model": 8, "num_heads": 2,
+              "d_ff": 8, "num_layers": 1}
+    runs = {k: experiments.run_translation("tiny-transformer", Transformer, config, epochs=1,
+                                           batch_size=16, bucketed=False, sentences=80,
+                                           warmup_steps=1, steps_per_execution=k)
+            for k in (1, 2)}
+    for a, b in zip(runs[1].model.get_weights(), runs[2].model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    one, grouped = runs[1].step_loss, runs[2].step_loss   # 5 steps: groups of 2, 2 and 1
+    assert one.shape == grouped.shape == (5,)
+    np.testing.assert_allclose(grouped, [one[:2].mean()] * 2 + [one[2:4].mean()] * 2 + [one[4]],
+                               rtol=1e-5)
+    assert grouped[0] != grouped[2]
+    with pytest.raises(ValueError, match="steps_per_execution must be a positive integer"):
+        experiments.run_translation("tiny-transformer", Transformer, config, epochs=1,
+                                    bucketed=False, steps_per_execution=0)
+    with pytest.raises(ValueError, match="must be a multiple of steps_per_execution"):
+        experiments.run_translation("tiny-transformer", Transformer, config, epochs=1,
+                                    bucketed=False, snapshot_step=3, steps_per_execution=2)
