@@ -64,8 +64,12 @@ def setup(seed: int | None = None) -> int:
     return seed
 
 
-def glue(name: str, value, display: bool = False):
-    """Store ``value`` for the prose under ``name``; returns ``value``."""
+def glue(name: str, value, display: bool = False) -> None:
+    """Store ``value`` for the prose under ``name``.
+
+    Returns nothing, so that a glue at the end of a cell adds no stray output
+    (the value) to the page.
+    """
     if isinstance(value, np.generic):
         # Plain Python numbers, so that the prose can format them
         # ({glue:text}`name:.1%`); NumPy scalars' reprs cannot be parsed back.
@@ -73,6 +77,5 @@ def glue(name: str, value, display: bool = False):
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
-        return value
+        return
     myst_glue(name, value, display=display)
-    return value
