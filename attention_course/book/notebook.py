@@ -5,7 +5,7 @@ TensorFlow without its start-up announcement; ``SEED = setup()`` seeds the chapt
 (:mod:`attention_course.seeding`) and makes its figures consistent; ``glue()``
 hands a computed number to the prose (Jupyter Book's ``{glue:text}`` role), so
 that no number in the text is typed by hand.  Outside Jupyter Book (Colab, a
-plain Jupyter) ``glue`` just returns the value.
+plain Jupyter) ``glue`` shows nothing and changes nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def setup(seed: int | None = None) -> int:
     The seed is the course seed (``$ATTENTION_COURSE_SEED``, default 0) unless
     ``seed`` is given.  A chapter passes the returned seed (or ``seed + k``)
     to everything else it seeds: data splits, initialisers, training runs.
+    With Keras installed, Keras's input pipelines also stop tuning themselves
+    (:func:`attention_course.training.fitting.untuned_input_pipelines`).
     """
     import matplotlib.pyplot as plt
 
@@ -60,7 +62,10 @@ def setup(seed: int | None = None) -> int:
         import keras
     except ImportError:  # NumPy-only chapters run without Keras installed
         return seed
+    from ..training.fitting import untuned_input_pipelines
+
     keras.utils.set_random_seed(seed)
+    untuned_input_pipelines()
     return seed
 
 

@@ -8,6 +8,9 @@ that batches differ from epoch to epoch), cuts them into batches, shuffles the
 order of the batches every epoch and trims each batch to its own longest
 sequence.  The padding that is left is masked, as before: the models'
 outputs and the loss are the same as with full padding, only cheaper.
+
+:func:`untuned_input_pipelines`, which ``notebook.setup()`` calls in every
+chapter, keeps tf.data's autotuner out of Keras's input pipelines.
 """
 
 from __future__ import annotations
@@ -59,6 +62,43 @@ def bucketed_dataset(inputs, targets, batch_size: int, seed: int, pad: int = 0):
     return tf.data.Dataset.from_generator(batches, output_signature=signature) \
         .apply(tf.data.experimental.assert_cardinality(math.ceil(n / batch_size))) \
         .prefetch(2)
+
+
+def untuned_input_pipelines() -> None:
+    """Train and evaluate Keras models on input pipelines that do not tune themselves.
+
+    ``Model.fit``, ``evaluate`` and ``predict`` feed a model through a
+    ``tf.data`` pipeline, and tf.data's autotuner keeps background threads
+    that measure the pipeline and retune it while the model trains.  When the
+    book executes two chapters side by side, one per core, those threads take
+    turns with the *other* chapter's training: chapter 14's ViT trained in 35 s
+    next to another training run and in 26 s with the autotuner off, and the
+    other run was slowed as much.  The course's pipelines only gather a batch
+    of rows from arrays, which needs no tuning.  Turning the autotuner off
+    changes neither the batches nor their order, so every model trains to the
+    same weights, bit for bit.
+
+    Keras builds its pipelines inside ``fit``, so this wraps the one place
+    where it takes them (its TensorFlow epoch iterator; ``keras`` is pinned in
+    ``requirements.txt``).  Calling it again changes nothing.
+    """
+    import tensorflow as tf
+    from keras.src.backend.tensorflow import trainer
+
+    iterator = trainer.TFEpochIterator
+    if getattr(iterator.__init__, "untuned", False):
+        return
+    keras_init = iterator.__init__
+
+    def __init__(self, *args, **kwargs):
+        keras_init(self, *args, **kwargs)
+        if isinstance(self._distributed_dataset, tf.data.Dataset):
+            options = tf.data.Options()
+            options.autotune.enabled = False
+            self._distributed_dataset = self._distributed_dataset.with_options(options)
+
+    __init__.untuned, __init__.keras_init = True, keras_init
+    iterator.__init__ = __init__
 
 
 def warmup_cosine(learning_rate: float, total_steps: int, warmup_steps: int):

@@ -142,3 +142,38 @@ def test_without_the_reset_adam_carries_its_moments_over():
 def test_resetting_an_unbuilt_optimizer_is_refused():
     with pytest.raises(ValueError, match="not built yet"):
         fitting.reset_optimizer(keras.optimizers.Adam(0.01))
+
+
+def test_untuned_input_pipelines_train_the_same_weights(monkeypatch):
+    """Keras's pipelines lose their autotuner, not a batch: the same weights, bit for bit."""
+    import tensorflow as tf
+    from keras.src.backend.tensorflow import trainer
+
+    installed = trainer.TFEpochIterator.__init__
+    keras_init = getattr(installed, "keras_init", installed)   # setup() may have run already
+    monkeypatch.setattr(trainer.TFEpochIterator, "__init__", keras_init)   # restored afterwards
+    x = np.random.default_rng(0).normal(size=(96, 5)).astype("float32")
+    y = (x.sum(axis=1) > 0).astype("int32")
+
+    def autotuned() -> bool | None:
+        iterator = trainer.TFEpochIterator(x=x, y=y, batch_size=8, shuffle=True,
+                                           distribute_strategy=tf.distribute.get_strategy())
+        return iterator._distributed_dataset.options().autotune.enabled
+
+    def trained_weights():
+        keras.utils.set_random_seed(3)
+        model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(4, activation="relu"),
+                                  keras.layers.Dense(2)])
+        model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(x, y, batch_size=8, epochs=2, shuffle=True, verbose=0)
+        return model.get_weights()
+
+    assert autotuned() is not False          # Keras's default: tf.data tunes the pipeline
+    before = trained_weights()
+    fitting.untuned_input_pipelines()
+    wrapped = trainer.TFEpochIterator.__init__
+    fitting.untuned_input_pipelines()        # a second call wraps nothing more
+    assert trainer.TFEpochIterator.__init__ is wrapped and wrapped.keras_init is keras_init
+    assert autotuned() is False
+    for a, b in zip(before, trained_weights()):
+        np.testing.assert_array_equal(a, b)
