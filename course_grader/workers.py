@@ -13,7 +13,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -125,7 +124,11 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
 
 def run_workers(submissions, config, course_dir, run_dir, assignment, releases: dict, workers,
                 feedback, quiet, phase=lambda name: None) -> dict:
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    # Fresh interpreters, not forks: a worker forked from a process that has run threads
+    # (TensorFlow's pools, kernels' ZeroMQ, a browser driver: an instructor's notebook, a test
+    # run) inherits their locks and state half-copied. Forked from the test suite's processes,
+    # workers died (SIGABRT, SIGSEGV) on a few submissions of a run. Starting one costs ~2 s.
+    context = multiprocessing.get_context("spawn")
     count = max(1, min(workers or os.cpu_count() or 1, len(submissions)))
     (course_dir / "logs").mkdir(exist_ok=True)
     tasks, results = context.Queue(), context.Queue()
