@@ -14,7 +14,8 @@ Book's execution cache before Sphinx reads them) and by ``check_claims.py``
   ``plotting.py`` re-executes the chapters that import it, not the others.
 * **Parallel.** Chapters run in a pool of kernels, longest first; each kernel
   gets its share of the cores (TensorFlow's and the BLAS libraries' thread
-  counts), so that two kernels on two cores do not fight over them.  A
+  counts), so that two kernels on two cores do not fight over them (nor do
+  tf.data's tuning threads: ``notebook.setup()`` turns them off).  A
   chapter that reuses a model an earlier chapter trains (chapter 3 compares
   against chapter 1's translator, through ``experiments.rnn_translator``)
   starts after that chapter, so that it loads the model instead of waiting
