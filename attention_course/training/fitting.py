@@ -80,19 +80,28 @@ def untuned_input_pipelines() -> None:
 
     Keras builds its pipelines inside ``fit``, so this wraps the one place
     where it takes them (its TensorFlow epoch iterator; ``keras`` is pinned in
-    ``requirements.txt``).  Calling it again changes nothing.
+    ``requirements.txt``).  Where that place is not found (another Keras, as
+    in Colab, or another backend), nothing changes: this only saves time.
+    Calling it again changes nothing either.
     """
-    import tensorflow as tf
-    from keras.src.backend.tensorflow import trainer
+    import keras
 
-    iterator = trainer.TFEpochIterator
+    if keras.backend.backend() != "tensorflow":
+        return
+    try:
+        import tensorflow as tf
+        from keras.src.backend.tensorflow import trainer
+
+        iterator = trainer.TFEpochIterator
+    except (ImportError, AttributeError):
+        return
     if getattr(iterator.__init__, "untuned", False):
         return
     keras_init = iterator.__init__
 
     def __init__(self, *args, **kwargs):
         keras_init(self, *args, **kwargs)
-        if isinstance(self._distributed_dataset, tf.data.Dataset):
+        if isinstance(getattr(self, "_distributed_dataset", None), tf.data.Dataset):
             options = tf.data.Options()
             options.autotune.enabled = False
             self._distributed_dataset = self._distributed_dataset.with_options(options)

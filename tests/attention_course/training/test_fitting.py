@@ -177,3 +177,18 @@ def test_untuned_input_pipelines_train_the_same_weights(monkeypatch):
     assert autotuned() is False
     for a, b in zip(before, trained_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_untuned_input_pipelines_leave_another_keras_alone(monkeypatch):
+    """Another backend, or a Keras without that epoch iterator (Colab's): nothing changes, no error."""
+    from keras.src.backend.tensorflow import trainer
+
+    installed = trainer.TFEpochIterator.__init__
+    monkeypatch.setattr(trainer.TFEpochIterator, "__init__", getattr(installed, "keras_init", installed))
+    keras_init = trainer.TFEpochIterator.__init__
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
+    fitting.untuned_input_pipelines()
+    assert trainer.TFEpochIterator.__init__ is keras_init
+    monkeypatch.setattr(keras.backend, "backend", lambda: "tensorflow")
+    monkeypatch.delattr(trainer, "TFEpochIterator")
+    fitting.untuned_input_pipelines()      # no error
