@@ -177,10 +177,10 @@ def run_translation(name: str, build_model, config: dict, epochs: float, batch_s
             raise ValueError(f"sentences must be in 1..{len(train)}, got {sentences}")
         train = TranslationData(*(array[:sentences] for array in
                                   (train.source, train.decoder_input, train.decoder_target, train.lengths)))
+    # What fit() does (part of the cache key; the data are keyed as arrays).
     settings = {"epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
                 "seed": seed, "bucketed": bucketed, "warmup_steps": warmup_steps,
                 "snapshot_step": snapshot_step, "steps_per_execution": steps_per_execution}
-    # (what fit() does; the data are keyed as arrays)
 
     def build():
         return build_model(**config)
