@@ -1,7 +1,10 @@
 """What a chapter's cached outputs are keyed on, and the order chapters execute in."""
 
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -72,8 +75,32 @@ def test_jobs_wait_for_the_jobs_they_come_after(monkeypatch):
     c.expected_seconds = 20
     results = chapter_execution.execute_all([a, b, c], workers=1, report=lambda line: None)
     assert finished.index("c") > finished.index("a") and len(results) == 3
-    assert all(job.environment["TF_NUM_INTRAOP_THREADS"] == str(__import__("os").cpu_count())
+    assert all(job.environment["TF_NUM_INTRAOP_THREADS"] == str(len(chapter_execution.usable_cpus()))
                for job in (a, b, c))
+    assert all(job.cpus is None for job in (a, b, c))   # one kernel: not pinned
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(chapter_execution.usable_cpus()) < 2,
+                    reason="pinning needs Linux's affinity calls and two CPUs")
+def test_parallel_kernels_run_on_cpus_of_their_own(tmp_path):
+    """Two kernels at a time: each on its own half of the CPUs, as its thread counts assume."""
+    cpus = chapter_execution.usable_cpus()
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    header = (ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
+    jobs = []
+    for name in ("a", "b", "c"):
+        chapter = chapters / f"{name}.md"
+        chapter.write_text(f"---{header}---\n\n# {name}\n\n```{{code-cell}} ipython3\nimport os\n"
+                           "print(sorted(os.sched_getaffinity(0)))\n```\n")
+        jobs.append(chapter_execution.Job(chapter))
+    results = chapter_execution.execute_all(jobs, workers=2, report=lambda line: None)
+    assert [r.error for r in results] == [None] * 3
+    seen = [eval(r.job.notebook.cells[-1].outputs[0]["text"]) for r in results]
+    halves = [cpus[:len(cpus) // 2], cpus[len(cpus) // 2:2 * (len(cpus) // 2)]]
+    assert all(s in halves for s in seen), seen
+    assert set(map(tuple, seen)) == set(map(tuple, halves))   # two kernels side by side: both halves
+    assert sorted(os.sched_getaffinity(0)) == cpus                 # this process is not pinned
 
 
 def test_an_executed_chapter_hashes_like_the_one_sphinx_reads(tmp_path):
@@ -123,18 +150,23 @@ def test_a_chapter_whose_dependencies_changed_is_executed_again(tmp_path, monkey
     assert executed == ["tiny.md"]
 
 
-def test_a_kernel_leaves_no_sockets_and_logs_no_warning(tmp_path, monkeypatch, capfd):
+def test_a_kernel_leaves_no_files_behind_and_logs_no_warning(tmp_path, monkeypatch, capfd):
     """Kernels talk over Unix sockets in a folder of their own, removed afterwards.
 
     Over TCP every kernel logs a warning about unencrypted ports into the
     build's output; the sockets' default place would be the chapter's folder.
+    The kernel is killed, not asked to exit, so the temporary files it would
+    delete at exit (TensorFlow's AutoGraph leaves one per traced function)
+    must be in that folder too.
     """
     chapters, temporary = tmp_path / "chapters", tmp_path / "tmp"
     chapters.mkdir(), temporary.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temporary))
+    monkeypatch.setenv("TMPDIR", str(temporary))
     chapter = chapters / "tiny.md"
     chapter.write_text((ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
-                       .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nimport os\n"
+                       .join(["---", "---\n\n# Tiny\n\n```{code-cell} ipython3\nimport os, tempfile\n"
+                              "tempfile.NamedTemporaryFile(prefix='left-at-exit', delete=False).close()\n"
                               "print(sorted(os.listdir('.')))\n```\n"]))
     result = chapter_execution.execute(chapter_execution.Job(chapter))
     assert result.error is None, result.error
