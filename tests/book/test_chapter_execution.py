@@ -1,5 +1,6 @@
 """What a chapter's cached outputs are keyed on, and the order chapters execute in."""
 
+import ast
 import os
 import sys
 from pathlib import Path
@@ -96,7 +97,7 @@ def test_parallel_kernels_run_on_cpus_of_their_own(tmp_path):
         jobs.append(chapter_execution.Job(chapter))
     results = chapter_execution.execute_all(jobs, workers=2, report=lambda line: None)
     assert [r.error for r in results] == [None] * 3
-    seen = [eval(r.job.notebook.cells[-1].outputs[0]["text"]) for r in results]
+    seen = [ast.literal_eval(r.job.notebook.cells[-1].outputs[0]["text"]) for r in results]
     halves = [cpus[:len(cpus) // 2], cpus[len(cpus) // 2:2 * (len(cpus) // 2)]]
     assert all(s in halves for s in seen), seen
     assert set(map(tuple, seen)) == set(map(tuple, halves))   # two kernels side by side: both halves
@@ -156,7 +157,7 @@ def test_a_kernel_leaves_no_files_behind_and_logs_no_warning(tmp_path, monkeypat
     Over TCP every kernel logs a warning about unencrypted ports into the
     build's output; the sockets' default place would be the chapter's folder.
     The kernel is killed, not asked to exit, so the temporary files it would
-    delete at exit (TensorFlow's AutoGraph leaves one per traced function)
+    delete at exit (TensorFlow's AutoGraph writes one per function it converts)
     must be in that folder too.
     """
     chapters, temporary = tmp_path / "chapters", tmp_path / "tmp"
