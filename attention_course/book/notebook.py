@@ -11,6 +11,7 @@ plain Jupyter) ``glue`` shows nothing and changes nothing.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -26,16 +27,29 @@ def import_tensorflow_quietly() -> None:
     and a notebook shows that line as the cell's error output.  A later import
     finds TensorFlow already loaded.  Without Keras installed (the NumPy-only
     chapters) this does nothing.
+
+    Keras also imports scikit-learn, if it is installed, for its scikit-learn
+    wrappers (``keras.wrappers``), which the course never uses: 0.7-1 s of
+    every chapter's start-up, measured.  While Keras is imported, scikit-learn
+    is hidden (so those wrappers say it is not installed); afterwards it
+    imports as usual (chapter 14 loads its digits from it).
     """
+    if "keras" in sys.modules:
+        return
     saved = os.dup(2)
+    hidden = "sklearn" not in sys.modules
     try:
         with open(os.devnull, "w") as devnull:
             os.dup2(devnull.fileno(), 2)
+            if hidden:
+                sys.modules["sklearn"] = None   # ``import sklearn`` raises ImportError
             try:
                 import keras  # noqa: F401  (imports TensorFlow, its backend)
             except ImportError:
                 pass
     finally:
+        if hidden:
+            sys.modules.pop("sklearn", None)
         os.dup2(saved, 2)
         os.close(saved)
 
