@@ -33,3 +33,12 @@ def numpy(x):
     import keras
 
     return keras.ops.convert_to_numpy(x)
+
+
+@pytest.fixture
+def graph_rewrites_restored():
+    """Grappler's rewrites on again after a test that turned them off (``notebook.setup()`` does)."""
+    yield
+    import tensorflow as tf
+
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False})

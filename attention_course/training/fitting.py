@@ -9,8 +9,10 @@ order of the batches every epoch and trims each batch to its own longest
 sequence.  The padding that is left is masked, as before: the models'
 outputs and the loss are the same as with full padding, only cheaper.
 
-:func:`untuned_input_pipelines`, which ``notebook.setup()`` calls in every
-chapter, keeps tf.data's autotuner out of Keras's input pipelines.
+:func:`untuned_input_pipelines` and :func:`set_graph_rewrites`, which
+``notebook.setup()`` calls in every chapter, keep tf.data's autotuner out of
+Keras's input pipelines and (in most chapters) Grappler's rewrites out of its
+traced steps.
 """
 
 from __future__ import annotations
@@ -108,6 +110,41 @@ def untuned_input_pipelines() -> None:
 
     __init__.untuned, __init__.keras_init = True, keras_init
     iterator.__init__ = __init__
+
+
+def set_graph_rewrites(on: bool) -> None:
+    """Whether the graphs that ``tf.function`` traces run with Grappler's rewrites or as traced.
+
+    TensorFlow hands every traced graph (Keras's training, evaluation and
+    prediction steps, the course's decoding steps) to Grappler, its graph
+    optimizer, before the first call: constant folding, op fusion, layout and
+    arithmetic rewrites.  For the course's small models that costs more than
+    it saves.  Measured on one core, one chapter at a time, the cells that
+    train and score chapter 14's ViT and CNN took 24 s and 11 s without the
+    rewrites against 28 s and 15 s with them, chapter 10's 33 s against 38 s,
+    chapter 8's 23 s against 27 s; a 2-layer Transformer's steps took 33 ms
+    either way, and its first step (the tracing) 5.5 s against 5.7-6.9 s.
+
+    The arithmetic is the same but not bit for bit (a fused kernel rounds
+    differently), so a model trains to slightly different weights, as it
+    would on another CPU.  The trained-model cache does not tell the two
+    apart (its key covers this module's code, not the setting in force):
+    :func:`~attention_course.book.notebook.setup` makes the same choice for a
+    chapter every time.  The setting holds for the whole process, for the
+    graphs that run for the first time after it.
+    """
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": not on})
+
+
+def graph_rewrites_on() -> bool:
+    """Whether Grappler rewrites traced graphs in this process (see :func:`set_graph_rewrites`)."""
+    import tensorflow as tf
+
+    return not tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False)
 
 
 def warmup_cosine(learning_rate: float, total_steps: int, warmup_steps: int):

@@ -102,15 +102,19 @@ def test_a_bad_course_seed_is_refused_with_its_name(monkeypatch, text):
         seeding.course_seed()
 
 
-def test_setup_returns_and_applies_the_course_seed(monkeypatch):
+def test_setup_returns_and_applies_the_course_seed(monkeypatch, graph_rewrites_restored):
     import numpy as np
     from attention_course.book import notebook
+    from attention_course.training import fitting
 
     monkeypatch.setenv(seeding.SEED_VARIABLE, "7")
     assert notebook.setup() == 7
     first = np.random.rand()
     notebook.setup()
     assert np.random.rand() == first
+    assert not fitting.graph_rewrites_on()   # the chapters' graphs run as traced ...
+    notebook.setup(rewrite_graphs=True)
+    assert fitting.graph_rewrites_on()       # ... except where a chapter keeps the rewrites
 
 
 

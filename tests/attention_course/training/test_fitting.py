@@ -192,3 +192,27 @@ def test_untuned_input_pipelines_leave_another_keras_alone(monkeypatch):
     monkeypatch.setattr(keras.backend, "backend", lambda: "tensorflow")
     monkeypatch.delattr(trainer, "TFEpochIterator")
     fitting.untuned_input_pipelines()      # no error
+
+
+def test_without_graph_rewrites_the_same_model_trains(graph_rewrites_restored):
+    """The same training, to float32 round-off."""
+    x = np.random.default_rng(0).normal(size=(64, 5)).astype("float32")
+    y = (x.sum(axis=1) > 0).astype("int32")
+
+    def trained_weights():
+        keras.utils.set_random_seed(3)
+        model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(8, activation="relu"),
+                                  keras.layers.Dense(2)])
+        model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+        return model.get_weights()
+
+    assert fitting.graph_rewrites_on()          # TensorFlow's default
+    rewritten = trained_weights()
+    fitting.set_graph_rewrites(False)
+    fitting.set_graph_rewrites(False)           # a second call changes nothing
+    assert not fitting.graph_rewrites_on()
+    for a, b in zip(rewritten, trained_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)   # float32 round-off at most
+    fitting.set_graph_rewrites(True)
+    assert fitting.graph_rewrites_on()
