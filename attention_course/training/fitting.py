@@ -120,10 +120,11 @@ def set_graph_rewrites(on: bool) -> None:
     optimizer, before the first call: constant folding, op fusion, layout and
     arithmetic rewrites.  For the course's small models that costs more than
     it saves.  Measured on one core, one chapter at a time, the cells that
-    train and score chapter 14's ViT and CNN took 24 s and 11 s without the
-    rewrites against 28 s and 15 s with them, chapter 10's 33 s against 38 s,
-    chapter 8's 23 s against 27 s; a 2-layer Transformer's steps took 33 ms
-    either way, and its first step (the tracing) 5.5 s against 5.7-6.9 s.
+    train and score chapter 10's models took 33 s without the rewrites against
+    38 s with them, chapter 8's 23 s against 27 s, chapter 14's ViT and CNN
+    24 s and 11 s against 28 s and 15 s (that chapter keeps the rewrites all
+    the same: see ``notebook.setup``); a 2-layer Transformer's steps took
+    33 ms either way, and its first step (the tracing) 5.5 s against 5.7-6.9 s.
 
     The arithmetic is the same but not bit for bit (a fused kernel rounds
     differently), so a model trains to slightly different weights, as it

@@ -207,7 +207,8 @@ def test_without_graph_rewrites_the_same_model_trains(graph_rewrites_restored):
         model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
         return model.get_weights()
 
-    assert fitting.graph_rewrites_on()          # TensorFlow's default
+    fitting.set_graph_rewrites(True)            # TensorFlow's default
+    assert fitting.graph_rewrites_on()
     rewritten = trained_weights()
     fitting.set_graph_rewrites(False)
     fitting.set_graph_rewrites(False)           # a second call changes nothing
