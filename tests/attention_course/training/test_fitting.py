@@ -27,6 +27,22 @@ def batches(dataset):
     return [((s.numpy(), d.numpy()), t.numpy()) for (s, d), t in dataset]
 
 
+def small_classification(rows: int = 96):
+    """``(x (rows, 5), y (rows,))``: is the sum of five numbers positive?"""
+    x = np.random.default_rng(0).normal(size=(rows, 5)).astype("float32")
+    return x, (x.sum(axis=1) > 0).astype("int32")
+
+
+def trained_weights(x, y, hidden: int = 4, shuffle: bool = True):
+    """The weights of a small classifier after 2 epochs of Adam on ``x, y`` (seeded: repeatable)."""
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(hidden, activation="relu"),
+                              keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=8, epochs=2, shuffle=shuffle, verbose=0)
+    return model.get_weights()
+
+
 def test_every_row_once_per_epoch_trimmed_to_the_batch(data):
     lengths, source, target = data
     dataset = fitting.bucketed_dataset([source, target], target, batch_size=16, seed=0)
@@ -152,30 +168,21 @@ def test_untuned_input_pipelines_train_the_same_weights(monkeypatch):
     installed = trainer.TFEpochIterator.__init__
     keras_init = getattr(installed, "keras_init", installed)   # setup() may have run already
     monkeypatch.setattr(trainer.TFEpochIterator, "__init__", keras_init)   # restored afterwards
-    x = np.random.default_rng(0).normal(size=(96, 5)).astype("float32")
-    y = (x.sum(axis=1) > 0).astype("int32")
+    x, y = small_classification()
 
     def autotuned() -> bool | None:
         iterator = trainer.TFEpochIterator(x=x, y=y, batch_size=8, shuffle=True,
                                            distribute_strategy=tf.distribute.get_strategy())
         return iterator._distributed_dataset.options().autotune.enabled
 
-    def trained_weights():
-        keras.utils.set_random_seed(3)
-        model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(4, activation="relu"),
-                                  keras.layers.Dense(2)])
-        model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.fit(x, y, batch_size=8, epochs=2, shuffle=True, verbose=0)
-        return model.get_weights()
-
     assert autotuned() is not False          # Keras's default: tf.data tunes the pipeline
-    before = trained_weights()
+    before = trained_weights(x, y)
     fitting.untuned_input_pipelines()
     wrapped = trainer.TFEpochIterator.__init__
     fitting.untuned_input_pipelines()        # a second call wraps nothing more
     assert trainer.TFEpochIterator.__init__ is wrapped and wrapped.keras_init is keras_init
     assert autotuned() is False
-    for a, b in zip(before, trained_weights()):
+    for a, b in zip(before, trained_weights(x, y)):
         np.testing.assert_array_equal(a, b)
 
 
@@ -196,24 +203,14 @@ def test_untuned_input_pipelines_leave_another_keras_alone(monkeypatch):
 
 def test_without_graph_rewrites_the_same_model_trains(graph_rewrites_restored):
     """The same training, to float32 round-off."""
-    x = np.random.default_rng(0).normal(size=(64, 5)).astype("float32")
-    y = (x.sum(axis=1) > 0).astype("int32")
-
-    def trained_weights():
-        keras.utils.set_random_seed(3)
-        model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(8, activation="relu"),
-                                  keras.layers.Dense(2)])
-        model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
-        return model.get_weights()
-
+    x, y = small_classification(64)
     fitting.set_graph_rewrites(True)            # TensorFlow's default
     assert fitting.graph_rewrites_on()
-    rewritten = trained_weights()
+    rewritten = trained_weights(x, y, hidden=8, shuffle=False)
     fitting.set_graph_rewrites(False)
     fitting.set_graph_rewrites(False)           # a second call changes nothing
     assert not fitting.graph_rewrites_on()
-    for a, b in zip(rewritten, trained_weights()):
+    for a, b in zip(rewritten, trained_weights(x, y, hidden=8, shuffle=False)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)   # float32 round-off at most
     fitting.set_graph_rewrites(True)
     assert fitting.graph_rewrites_on()
