@@ -36,6 +36,32 @@ class DigitsSplit:
     def __len__(self) -> int:
         return len(self.labels)
 
+    def shifted(self, down: int, right: int) -> "DigitsSplit":
+        """The same digits moved by ``down`` rows and ``right`` columns (:func:`shift`)."""
+        return DigitsSplit(shift(self.images, down, right), self.labels, self.indices)
+
+
+def shift(images, down: int, right: int) -> np.ndarray:
+    """Move ``(n, H, W, C)`` images by ``down`` pixels down and ``right`` pixels right.
+
+    Negative values move up or left.  Pixels moved past the border are lost,
+    and the pixels that come in are 0, the background of the digits (as in
+    :class:`attention_course.models.vision.RandomShift`, which does this at
+    random while a model trains).
+    """
+    images = np.asarray(images)
+    if images.ndim != 4:
+        raise ValueError(f"images must have shape (n, H, W, C); got {images.shape}")
+    if any(int(d) != d for d in (down, right)):
+        raise ValueError(f"a shift is a whole number of pixels; got down={down!r}, right={right!r}")
+    down, right = int(down), int(right)
+    height, width = images.shape[1:3]
+    moved = np.zeros_like(images)
+    if abs(down) < height and abs(right) < width:
+        moved[:, max(down, 0):height + min(down, 0), max(right, 0):width + min(right, 0)] = \
+            images[:, max(-down, 0):height + min(-down, 0), max(-right, 0):width + min(-right, 0)]
+    return moved
+
 
 def load_all() -> tuple[np.ndarray, np.ndarray]:
     """All 1,797 images ``(n, 8, 8, 1)`` float32 in [0, 1] and labels ``(n,)`` int32."""

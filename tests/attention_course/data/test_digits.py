@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from attention_course.data.digits import load_all, load_splits
+from attention_course.data.digits import load_all, load_splits, shift
 
 
 def test_all_images():
@@ -38,3 +38,37 @@ def test_split_is_fixed():
     assert not np.array_equal(load_splits(seed=1)[1].indices, a_test.indices)
     with pytest.raises(ValueError, match="test_fraction"):
         load_splits(test_fraction=1.0)
+
+
+def test_shift_moves_pixels_and_fills_with_background():
+    images = np.arange(1, 2 * 4 * 3 + 1, dtype=np.float32).reshape(2, 4, 3, 1)
+    down = shift(images, 1, 0)
+    np.testing.assert_array_equal(down[:, 1:], images[:, :-1])
+    assert (down[:, 0] == 0).all()
+    left = shift(images, 0, -2)
+    np.testing.assert_array_equal(left[:, :, :1], images[:, :, 2:])
+    assert (left[:, :, 1:] == 0).all()
+    diagonal = shift(images, -1, 1)
+    np.testing.assert_array_equal(diagonal[:, :-1, 1:], images[:, 1:, :-1])
+    np.testing.assert_array_equal(shift(images, 0, 0), images)
+    assert (shift(images, 4, 0) == 0).all() and (shift(images, 0, -3) == 0).all()
+    # moving back restores everything but the lost border
+    np.testing.assert_array_equal(shift(shift(images, 1, 1), -1, -1)[:, :-1, :-1], images[:, :-1, :-1])
+
+
+def test_shift_of_a_split_keeps_its_labels():
+    _, test = load_splits()
+    moved = test.shifted(0, 1)
+    np.testing.assert_array_equal(moved.images, shift(test.images, 0, 1))
+    np.testing.assert_array_equal(moved.labels, test.labels)
+    np.testing.assert_array_equal(moved.indices, test.indices)
+    assert not np.array_equal(moved.images, test.images)
+
+
+@pytest.mark.parametrize("images, down, right, message", [
+    (np.zeros((8, 8)), 1, 0, "shape"),
+    (np.zeros((1, 8, 8, 1)), 0.5, 0, "whole number"),
+])
+def test_shift_names_bad_arguments(images, down, right, message):
+    with pytest.raises(ValueError, match=message):
+        shift(images, down, right)
