@@ -5,13 +5,20 @@ chapters once per seed).  Each chapter runs with ``ATTENTION_COURSE_SEED`` set
 to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
 fails is recorded instead of stopping the chapter; then one table is printed:
 every claim (``attention_course.book.claims.claim``), its threshold, its value
-under each seed and its smallest margin.  The table is written to
+under each seed and its smallest margin, and every measurement
+(``claims.measure``: a quantity the prose says varies) with its values.  The table is written to
 ``claims_by_seed.json`` once every chapter with claims has records under
 seeds 0, 1 and 2 (from this run or an earlier one: ``--chapters 8``
 re-measures chapter 8 only).
 
     python scripts/check_claims.py                  # seeds 0 1 2, every chapter with claims
     python scripts/check_claims.py --seeds 3 4 --chapters 8 14
+    python scripts/check_claims.py --graph-rewrites --chapters 14
+
+``--graph-rewrites`` executes the chapters with TensorFlow's graph optimizer
+on (``notebook.setup``): the same seeds with different round-off, as on
+another CPU, to see which claims depend on it.  Its models and records are
+kept apart, and it never rewrites the table.
 
 Exit status 1 if a claim fails under any seed or a chapter fails to execute.
 Trained models are cached by content (``_build/course_cache``), so a chapter
@@ -34,13 +41,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import chapter_execution  # noqa: E402
 
-from attention_course.book import claims  # noqa: E402
+from attention_course.book import claims, notebook  # noqa: E402
 from attention_course.seeding import SEED_VARIABLE  # noqa: E402
 
 ROOT = chapter_execution.ROOT
 RECORDS = ROOT / "_build" / "claims-by-seed"
+RECORDS_WITH_REWRITES = ROOT / "_build" / "claims-by-seed-graph-rewrites"
 TABLE = chapter_execution.BOOK / "claims_by_seed.json"   # the status page shows it
-CLAIM_CALL = re.compile(r"\bclaims?\.claim\(|\bclaim\(")
+CLAIM_CALL = re.compile(r"\b(?:claims\.)?(?:claim|measure)\(")
 TABLE_SEEDS = [0, 1, 2]   # the seeds of the table in claims_by_seed.json
 
 
@@ -69,11 +77,13 @@ def table_rows(recorded: dict[int, dict[str, claims.Claim]], seeds: list[int]) -
     for name in names:
         found = [recorded.get(seed, {}).get(name) for seed in seeds]
         first = next(c for c in found if c is not None)
+        margins = [c.margin for c in found if c is not None]
         rows.append({
             "name": name, "chapter": first.chapter, "about": first.about, "op": first.op,
             "threshold": first.threshold, "fmt": first.fmt,
             "values": {str(seed): (None if c is None else c.value) for seed, c in zip(seeds, found)},
-            "margin": min((c.margin for c in found if c is not None), default=-math.inf),
+            # a measurement asserts nothing: no margin
+            "margin": min(margins, default=-math.inf) if first.asserted else None,
             "holds": all(c is not None and c.holds for c in found),
         })
     return rows
@@ -88,8 +98,11 @@ def print_table(rows: list[dict], seeds: list[int]) -> None:
     for row in rows:
         values = " ".join(f"{show(row['values'][str(s)], row['fmt']):>9s}" for s in seeds)
         flag = "" if row["holds"] else "   <-- FAILS"
-        print(f"{row['name']:34s} {row['op']:>2s} {row['threshold']:9{row['fmt']}} {values} "
-              f"{row['margin']:9{row['fmt']}}{flag}")
+        if row["op"] == claims.MEASURED:
+            print(f"{row['name']:34s} {'(measured)':>12s} {values} {'':>9s}{flag}")
+        else:
+            print(f"{row['name']:34s} {row['op']:>2s} {row['threshold']:9{row['fmt']}} {values} "
+                  f"{row['margin']:9{row['fmt']}}{flag}")
 
 
 def main(argv=None) -> int:
@@ -98,22 +111,32 @@ def main(argv=None) -> int:
     parser.add_argument("--chapters", type=int, nargs="*", help="chapter numbers (default: all with claims)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {TABLE.name}")
+    parser.add_argument("--graph-rewrites", action="store_true",
+                        help="with TensorFlow's graph optimizer on (different round-off); implies --no-write")
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("ATTENTION_COURSE_CACHE", str(ROOT / "_build" / "course_cache"))
+    cache = Path(os.environ.get("ATTENTION_COURSE_CACHE", ROOT / "_build" / "course_cache"))
+    records, extra = RECORDS, {notebook.GRAPH_REWRITES_VARIABLE: "0"}
+    if args.graph_rewrites:
+        # the cache's keys do not tell the two settings apart: another folder
+        cache = cache.with_name(cache.name + "-graph-rewrites")
+        records, extra = RECORDS_WITH_REWRITES, {notebook.GRAPH_REWRITES_VARIABLE: "1"}
+        args.no_write = True
+    os.environ["ATTENTION_COURSE_CACHE"] = str(cache)
     paths = chapters_with_claims(args.chapters)
     jobs, needs = [], chapter_execution.shared_models(paths)
     for seed in args.seeds:
         by_path = {}
         for path in paths:
-            claims.forget_page(RECORDS, path.stem, seed)
+            claims.forget_page(records, path.stem, seed)
             by_path[path] = chapter_execution.Job(path, environment={
-                SEED_VARIABLE: str(seed), claims.FOLDER_VARIABLE: str(RECORDS),
-                claims.MODE_VARIABLE: "record"}, expected_seconds=-int(path.stem[:2]))
+                SEED_VARIABLE: str(seed), claims.FOLDER_VARIABLE: str(records),
+                claims.MODE_VARIABLE: "record"} | extra, expected_seconds=-int(path.stem[:2]))
             by_path[path].after = [by_path[e] for e in needs[path]]
             jobs.append(by_path[path])
     print(f"executing {len(paths)} chapter(s) under seeds {args.seeds} "
-          f"({len(jobs)} runs, {args.workers} kernel(s))")
+          + ("with the graph optimizer on " if args.graph_rewrites else "")
+          + f"({len(jobs)} runs, {args.workers} kernel(s))")
     started = time.perf_counter()
     results = chapter_execution.execute_all(
         jobs, args.workers,
@@ -127,13 +150,14 @@ def main(argv=None) -> int:
     # of earlier ones (``--chapters 8`` re-measures chapter 8 and keeps the rest).
     every = chapters_with_claims()
     numbers = {int(p.stem[:2]) for p in every}
-    loaded = claims.load(RECORDS)
+    loaded = claims.load(records)
     recorded = {seed: {n: c for n, c in loaded.get(seed, {}).items() if c.chapter in numbers}
                 for seed in TABLE_SEEDS}
     rows = table_rows(recorded, TABLE_SEEDS)
     print()
     print_table(rows, TABLE_SEEDS)
-    worst = sorted(rows, key=lambda r: r["margin"] / (abs(r["threshold"]) or 1))[:3]
+    asserted = [r for r in rows if r["op"] != claims.MEASURED]
+    worst = sorted(asserted, key=lambda r: r["margin"] / (abs(r["threshold"]) or 1))[:3]
     print("\nsmallest margins (relative to the threshold): " + "; ".join(
         f"{r['name']} {r['margin']:{r['fmt']}} (threshold {r['op']} {r['threshold']:{r['fmt']}})"
         for r in worst))
@@ -151,7 +175,8 @@ def main(argv=None) -> int:
         print(f"{TABLE.name} not rewritten: " + (f"no records for {', '.join(missing)}" if missing
                                                  else "a chapter failed to execute"))
     ok = not failed and all(row["holds"] for row in rows)
-    print(f"{len(rows)} claims, {sum(r['holds'] for r in rows)} hold under every seed; "
+    print(f"{len(asserted)} claims, {sum(r['holds'] for r in asserted)} hold under every seed, "
+          f"{len(rows) - len(asserted)} measurements; "
           f"{len(failed)} run(s) failed to execute; {time.perf_counter() - started:.0f} s")
     return 0 if ok else 1
 

@@ -11,6 +11,11 @@ ones on the next.  So every such assertion goes through :func:`claim`, which
 * when ``$ATTENTION_COURSE_CLAIMS`` names a folder, records the claim there,
   under the course seed (:mod:`attention_course.seeding`).
 
+What the prose says *varies* from run to run ("which map does better
+changes from run to run") goes through :func:`measure` instead: recorded in
+the same way, asserted never, so that the table shows the values that the
+statement is about side by side with the claims.
+
 ``make claims`` (``scripts/check_claims.py``) executes the chapters that
 train under seeds 0, 1 and 2, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
 so that a failing claim is recorded rather than raised, and prints one table:
@@ -39,31 +44,41 @@ MODE_VARIABLE = "ATTENTION_COURSE_CLAIMS_MODE"
 PAGE_VARIABLE = "ATTENTION_COURSE_PAGE"
 
 OPERATORS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+MEASURED = "~"   # the ``op`` of a measurement (:func:`measure`): recorded, never asserted
 NAME = re.compile(r"ch(\d+)_[a-z0-9_]+")
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One checked claim: ``value <op> threshold`` under ``seed``."""
+    """One checked claim: ``value <op> threshold`` under ``seed``; or, with ``op`` ``"~"``, a measurement."""
 
     name: str
     about: str
     value: float
     op: str
-    threshold: float
+    threshold: float | None   # None for a measurement
     seed: int
     fmt: str = ".3g"
     page: str = ""    # the page (file name without .md) that made the claim
 
     @property
+    def asserted(self) -> bool:
+        return self.op != MEASURED
+
+    @property
     def margin(self) -> float:
-        """How far inside its threshold the value is (negative when the claim fails)."""
+        """How far inside its threshold the value is (negative when the claim fails; NaN for a measurement)."""
+        if not self.asserted:
+            return math.nan
         if math.isnan(self.value):
             return -math.inf
         return self.value - self.threshold if self.op in (">", ">=") else self.threshold - self.value
 
     @property
     def holds(self) -> bool:
+        """A measurement always holds: it asserts nothing."""
+        if not self.asserted:
+            return True
         return not math.isnan(self.value) and OPERATORS[self.op](self.value, self.threshold)
 
     @property
@@ -71,6 +86,8 @@ class Claim:
         return int(NAME.fullmatch(self.name).group(1))
 
     def describe(self) -> str:
+        if not self.asserted:
+            return f"{self.name} ({self.about}): {self.value:{self.fmt}}, measured (seed {self.seed})"
         return (f"{self.name} ({self.about}): {self.value:{self.fmt}} {self.op} "
                 f"{self.threshold:{self.fmt}} (seed {self.seed})")
 
@@ -86,21 +103,43 @@ def claim(name: str, value, op: str, threshold, about: str, fmt: str = ".3g") ->
     (``".1%"`` for a share).  A claim about two quantities is a claim about
     their difference or ratio: ``claim("ch1_gap", short - long, ">=", 0.4, ...)``.
     """
+    if op not in OPERATORS:
+        raise ValueError(f"op must be one of {sorted(OPERATORS)}, got {op!r}")
+    checked = _recorded(name, about, value, op, float(threshold), fmt)
+    if _mode() == "assert" and not checked.holds:
+        raise AssertionError(f"claim does not hold: {checked.describe()}")
+
+
+def measure(name: str, value, about: str, fmt: str = ".3g") -> None:
+    """Record ``value`` for the multi-seed table without asserting anything about it.
+
+    For a quantity the prose says varies from run to run (the sign of a small
+    difference, which of two maps does better): the table then shows its
+    values under seeds 0, 1 and 2 next to the claims.  Same ``name``,
+    ``about`` and ``fmt`` as :func:`claim`; returns nothing.
+    """
+    _mode()
+    _recorded(name, about, value, MEASURED, None, fmt)
+
+
+def _mode() -> str:
+    mode = os.environ.get(MODE_VARIABLE, "assert")
+    if mode not in ("assert", "record"):
+        raise ValueError(f"{MODE_VARIABLE} must be 'assert' or 'record', got {mode!r}")
+    return mode
+
+
+def _recorded(name: str, about: str, value, op: str, threshold: float | None, fmt: str) -> Claim:
+    """A :class:`Claim` under the course seed, written to ``$ATTENTION_COURSE_CLAIMS`` if set."""
     if not NAME.fullmatch(name):
         raise ValueError(f"a claim's name is the chapter and a word or two, like 'ch8_warmup_gain'; "
                          f"got {name!r}")
-    if op not in OPERATORS:
-        raise ValueError(f"op must be one of {sorted(OPERATORS)}, got {op!r}")
-    checked = Claim(name, about, float(value), op, float(threshold), course_seed(), fmt,
+    checked = Claim(name, about, float(value), op, threshold, course_seed(), fmt,
                     os.environ.get(PAGE_VARIABLE, ""))
     folder = os.environ.get(FOLDER_VARIABLE)
     if folder:
         record(checked, Path(folder))
-    mode = os.environ.get(MODE_VARIABLE, "assert")
-    if mode not in ("assert", "record"):
-        raise ValueError(f"{MODE_VARIABLE} must be 'assert' or 'record', got {mode!r}")
-    if mode == "assert" and not checked.holds:
-        raise AssertionError(f"claim does not hold: {checked.describe()}")
+    return checked
 
 
 def record(checked: Claim, folder: Path) -> Path:

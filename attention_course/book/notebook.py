@@ -17,6 +17,9 @@ import numpy as np
 
 from ..seeding import course_seed
 
+#: set to 1, the chapters' traced graphs run with Grappler's rewrites (see :func:`setup`)
+GRAPH_REWRITES_VARIABLE = "ATTENTION_COURSE_GRAPH_REWRITES"
+
 
 def import_tensorflow_quietly() -> None:
     """Import TensorFlow and Keras with the process's standard error closed.
@@ -54,23 +57,22 @@ def import_tensorflow_quietly() -> None:
         os.close(saved)
 
 
-def setup(seed: int | None = None, rewrite_graphs: bool = False) -> int:
+def setup(seed: int | None = None) -> int:
     """Seed every generator, fix NumPy's print width and the figure style; returns the seed.
 
     The seed is the course seed (``$ATTENTION_COURSE_SEED``, default 0) unless
     ``seed`` is given.  A chapter passes the returned seed (or ``seed + k``)
     to everything else it seeds: data splits, initialisers, training runs.
     With Keras installed, Keras's input pipelines also stop tuning themselves
-    (:func:`attention_course.training.fitting.untuned_input_pipelines`) and,
-    unless ``rewrite_graphs``, traced graphs run without Grappler's rewrites
-    (:func:`attention_course.training.fitting.set_graph_rewrites`).  Chapters 14
-    and 15 keep the rewrites (``rewrite_graphs=True``), with which their
-    claims were measured.  Without them, under seed 1, hiding the patches
-    chapter 14's ViT attends to most no longer cost it more accuracy than
-    hiding those it attends to least (a claim of the chapter), and chapter
-    15's captioner, trained five epochs, wrote 77-80 % true captions under
-    seeds 1 and 2 against a bound of 75 %: claims that depend this much on
-    round-off need a closer look before these chapters drop the rewrites.
+    (:func:`attention_course.training.fitting.untuned_input_pipelines`) and
+    traced graphs run without Grappler's rewrites
+    (:func:`attention_course.training.fitting.set_graph_rewrites`), which
+    saves time and changes results only by round-off.
+
+    With ``$ATTENTION_COURSE_GRAPH_REWRITES`` set to 1 the rewrites stay on.
+    ``scripts/check_claims.py --graph-rewrites`` executes the chapters that
+    way: the same seeds, trained with different round-off, as on another CPU,
+    to show which claims depend on it (chapter 14's once did).
     """
     import matplotlib.pyplot as plt
 
@@ -89,7 +91,7 @@ def setup(seed: int | None = None, rewrite_graphs: bool = False) -> int:
 
     keras.utils.set_random_seed(seed)
     untuned_input_pipelines()
-    set_graph_rewrites(rewrite_graphs)
+    set_graph_rewrites(os.environ.get(GRAPH_REWRITES_VARIABLE) == "1")
     return seed
 
 

@@ -122,17 +122,17 @@ def set_graph_rewrites(on: bool) -> None:
     it saves.  Measured on one core, one chapter at a time, the cells that
     train and score chapter 10's models took 33 s without the rewrites against
     38 s with them, chapter 8's 23 s against 27 s, chapter 14's ViT and CNN
-    24 s and 11 s against 28 s and 15 s (that chapter keeps the rewrites all
-    the same: see ``notebook.setup``); a 2-layer Transformer's steps took
+    24 s and 11 s against 28 s and 15 s; a 2-layer Transformer's steps took
     33 ms either way, and its first step (the tracing) 5.5 s against 5.7-6.9 s.
 
     The arithmetic is the same but not bit for bit (a fused kernel rounds
     differently), so a model trains to slightly different weights, as it
     would on another CPU.  The trained-model cache does not tell the two
     apart (its key covers this module's code, not the setting in force):
-    :func:`~attention_course.book.notebook.setup` makes the same choice for a
-    chapter every time.  The setting holds for the whole process, for the
-    graphs that run for the first time after it.
+    :func:`~attention_course.book.notebook.setup` turns the rewrites off in
+    every chapter, and ``scripts/check_claims.py --graph-rewrites``, which
+    turns them on, keeps its own cache.  The setting holds for the whole
+    process, for the graphs that run for the first time after it.
     """
     try:
         import tensorflow as tf

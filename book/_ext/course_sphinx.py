@@ -350,14 +350,21 @@ class ClaimsTable(SphinxDirective):
 
         header = ["Claim", "Ch.", "What is measured", "Asserted", *(f"Seed {s}" for s in seeds),
                   "Smallest margin"]
+        def asserted(row):
+            return row["op"] in (">", ">=", "<", "<=")
+
         body = [[row["name"], str(row["chapter"]), row["about"],
-                 f"{row['op']} {format(row['threshold'], row['fmt'])}",
+                 f"{row['op']} {format(row['threshold'], row['fmt'])}" if asserted(row)
+                 else "nothing (measured: varies)",
                  *(show(row["values"].get(str(s)), row["fmt"]) for s in seeds),
-                 show(row["margin"], row["fmt"]) + ("" if row["holds"] else " (fails)")]
+                 (show(row["margin"], row["fmt"]) + ("" if row["holds"] else " (fails)"))
+                 if asserted(row) else "-"]
                 for row in rows]
         measured = data.get("measured", {})
+        claims = [row for row in rows if asserted(row)]
         note = nodes.paragraph(text=(
-            f"{len(rows)} claims, {sum(row['holds'] for row in rows)} holding under every seed; "
+            f"{len(claims)} claims, {sum(row['holds'] for row in claims)} holding under every seed, "
+            f"and {len(rows) - len(claims)} measurements of what varies from run to run; "
             f"last measured on {measured.get('date', '?')} on {measured.get('cores', '?')} cores "
             f"of {measured.get('cpu', '?')}."))
         return [note, _simple_table(header, body, ["course-claims"])]

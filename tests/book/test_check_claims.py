@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_claims  # noqa: E402
 
-from attention_course.book.claims import Claim  # noqa: E402
+from attention_course.book.claims import MEASURED, Claim  # noqa: E402
 
 
 def test_it_runs_every_chapter_that_makes_a_claim_and_no_other():
@@ -38,3 +38,13 @@ def test_a_row_holds_only_if_its_claim_holds_under_every_seed():
     assert not rows["ch11_accuracy"]["holds"]
     assert rows["ch3_gain"]["values"]["2"] is None             # a seed without a record
     assert not rows["ch3_gain"]["holds"]                       # ... does not count as holding
+
+
+def test_a_measurement_has_its_values_and_no_margin(capsys):
+    recorded = {seed: {"ch14_gap": Claim("ch14_gap", "a gap that varies", value, MEASURED, None, seed)}
+                for seed, value in enumerate([0.3, -0.05, 0.15])}
+    rows = check_claims.table_rows(recorded, [0, 1, 2])
+    assert rows[0]["values"] == {"0": 0.3, "1": -0.05, "2": 0.15}
+    assert rows[0]["margin"] is None and rows[0]["holds"]     # a negative value fails nothing
+    check_claims.print_table(rows, [0, 1, 2])
+    assert "(measured)" in capsys.readouterr().out

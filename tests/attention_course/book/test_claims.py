@@ -56,6 +56,16 @@ def test_nan_never_holds(folder, monkeypatch):
     assert not claim.holds and claim.margin == -math.inf
 
 
+def test_a_measurement_is_recorded_and_never_asserted(folder):
+    assert claims.measure("ch14_hiding_gap", -0.05, "hiding least minus most attended", fmt=".1%") is None
+    measured = claims.load(folder)[0]["ch14_hiding_gap"]
+    assert measured.value == -0.05 and measured.op == claims.MEASURED and measured.threshold is None
+    assert not measured.asserted and measured.holds and math.isnan(measured.margin)
+    assert "measured" in measured.describe() and "-5.0%" in measured.describe()
+    with pytest.raises(ValueError, match="chapter"):
+        claims.measure("hiding_gap", 0.1, "no chapter in the name")
+
+
 @pytest.mark.parametrize("name", ["warmup_gain", "ch8", "Ch8_gain", "ch8-gain"])
 def test_names_start_with_the_chapter(folder, name):
     with pytest.raises(ValueError, match="chapter"):
@@ -113,15 +123,16 @@ def test_setup_returns_and_applies_the_course_seed(monkeypatch, graph_rewrites_r
     notebook.setup()
     assert np.random.rand() == first
     assert not fitting.graph_rewrites_on()   # the chapters' graphs run as traced ...
-    notebook.setup(rewrite_graphs=True)
-    assert fitting.graph_rewrites_on()       # ... except where a chapter keeps the rewrites
+    monkeypatch.setenv(notebook.GRAPH_REWRITES_VARIABLE, "1")
+    notebook.setup()
+    assert fitting.graph_rewrites_on()       # ... unless check_claims.py --graph-rewrites asks
 
 
 
 # --- the committed table (``make claims``) against the chapters ------------------------
 
 ROOT = Path(__file__).resolve().parents[3]
-CLAIM_NAME = re.compile(r"(?:\bclaims\.)?\bclaim\(\s*(f?)\"([^\"]+)\"")
+CLAIM_NAME = re.compile(r"(?:\bclaims\.)?\b(?:claim|measure)\(\s*(f?)\"([^\"]+)\"")
 
 
 def _claim_patterns() -> dict[str, re.Pattern]:
@@ -150,5 +161,8 @@ def test_the_claims_table_is_complete_and_every_claim_holds_under_every_seed():
     for row in table["claims"]:
         values = [row["values"].get(str(seed)) for seed in table["seeds"]]
         assert None not in values, f"{row['name']}: no value for some seed"
+        if row["op"] == claims.MEASURED:
+            assert row["threshold"] is None and row["margin"] is None and row["holds"]
+            continue
         holds = [claims.OPERATORS[row["op"]](v, row["threshold"]) for v in values]
         assert all(holds) and row["holds"], f"{row['name']} fails under a seed: {values}"
