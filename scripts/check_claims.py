@@ -6,8 +6,8 @@ to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
 fails is recorded instead of stopping the chapter; then one table is printed:
 every claim (``attention_course.book.claims.claim``), its threshold, its value
 under each seed and its smallest margin, and every measurement
-(``claims.measure``: a quantity the prose says varies) with its values.  The table is written to
-``claims_by_seed.json`` once every chapter with claims has records under
+(``claims.measure``: a quantity the prose says varies) with its values.  The
+table is written to ``claims_by_seed.json`` once every chapter with claims has records under
 seeds 0, 1 and 2 (from this run or an earlier one: ``--chapters 8``
 re-measures chapter 8 only).
 

@@ -350,6 +350,7 @@ class ClaimsTable(SphinxDirective):
 
         header = ["Claim", "Ch.", "What is measured", "Asserted", *(f"Seed {s}" for s in seeds),
                   "Smallest margin"]
+
         def asserted(row):
             return row["op"] in (">", ">=", "<", "<=")
 
