@@ -6,7 +6,8 @@
   printed where a chapter explains it;
 * :mod:`~attention_course.book.claims` -- ``claim``: a statement of the prose
   about a trained result, checked with its margin and recorded for the
-  multi-seed table;
+  multi-seed table; ``measure``: a quantity the prose says varies, recorded
+  for the same table and never asserted;
 * :mod:`~attention_course.book.plotting` -- attention heatmaps and curves;
 * :mod:`~attention_course.book.attention_graph` -- attention weights drawn as a
   graph of tokens (chapter 5);
