@@ -8,6 +8,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_claims  # noqa: E402
@@ -50,31 +52,34 @@ def test_a_measurement_has_its_values_and_no_margin(capsys):
     assert "(measured)" in capsys.readouterr().out
 
 
-def test_graph_rewrites_run_keeps_its_models_and_records_apart_and_writes_no_table(tmp_path, monkeypatch):
+
+@pytest.fixture
+def executed(tmp_path, monkeypatch):
+    """``check_claims.main`` with a fake executor and its outputs under ``tmp_path``: the jobs it ran."""
     jobs = []
     monkeypatch.setattr(check_claims.chapter_execution, "execute_all",
                         lambda given, workers, report: jobs.extend(given) or [])
     monkeypatch.setattr(check_claims, "TABLE", tmp_path / "claims_by_seed.json")
-    monkeypatch.setattr(check_claims, "RECORDS_WITH_REWRITES", tmp_path / "records")
+    for name in ("RECORDS", "RECORDS_WITH_REWRITES"):
+        monkeypatch.setattr(check_claims, name, tmp_path / name.lower())
     monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path / "cache"))
+    return jobs
+
+
+def test_graph_rewrites_run_keeps_its_models_and_records_apart_and_writes_no_table(executed, tmp_path):
     check_claims.main(["--graph-rewrites", "--chapters", "14", "--seeds", "0", "1"])
-    assert [job.path.stem for job in jobs] == ["14_vision_transformer"] * 2
-    for job in jobs:
+    assert [job.path.stem for job in executed] == ["14_vision_transformer"] * 2
+    for job in executed:
         assert job.environment["ATTENTION_COURSE_GRAPH_REWRITES"] == "1"
-        assert job.environment["ATTENTION_COURSE_CLAIMS"] == str(tmp_path / "records")
+        assert job.environment["ATTENTION_COURSE_CLAIMS"] == str(tmp_path / "records_with_rewrites")
     # the trained-model cache cannot tell the settings apart: a folder of its own
     assert check_claims.os.environ["ATTENTION_COURSE_CACHE"] == str(tmp_path / "cache-graph-rewrites")
     assert not (tmp_path / "claims_by_seed.json").exists()
 
 
-def test_the_book_setting_is_explicit_in_an_ordinary_run(tmp_path, monkeypatch):
-    jobs = []
-    monkeypatch.setattr(check_claims.chapter_execution, "execute_all",
-                        lambda given, workers, report: jobs.extend(given) or [])
-    monkeypatch.setattr(check_claims, "TABLE", tmp_path / "claims_by_seed.json")
-    monkeypatch.setattr(check_claims, "RECORDS", tmp_path / "records")
-    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path / "cache"))
+def test_the_book_setting_is_explicit_in_an_ordinary_run(executed, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_COURSE_GRAPH_REWRITES", "1")    # left over in the shell
     check_claims.main(["--chapters", "14", "--seeds", "0", "--no-write"])
-    assert jobs and all(job.environment["ATTENTION_COURSE_GRAPH_REWRITES"] == "0" for job in jobs)
+    assert executed and all(job.environment["ATTENTION_COURSE_GRAPH_REWRITES"] == "0" for job in executed)
+    assert all(job.environment["ATTENTION_COURSE_CLAIMS"] == str(tmp_path / "records") for job in executed)
     assert check_claims.os.environ["ATTENTION_COURSE_CACHE"] == str(tmp_path / "cache")
