@@ -26,6 +26,10 @@ from ..seeding import course_seed
 SPLIT = {"n_train": 20000, "n_test": 2000, "max_length": 29}
 #: How many of the training sentences chapter 11's Transformer learns from (one pass).
 TRANSFORMER_SENTENCES = 16_000
+#: Chapter 11's Transformer: its size (the ablations change one setting each) ...
+TRANSFORMER_SIZE = {"num_layers": 2, "d_model": 64, "num_heads": 4, "d_ff": 128}
+#: ... and how it trains: random batches, a warm-up of that many steps to the peak rate.
+TRANSFORMER_BATCH_SIZE, TRANSFORMER_WARMUP_STEPS, TRANSFORMER_PEAK_RATE = 16, 300, 3e-3
 
 
 def translation_data(seed: int | None = None):
@@ -325,7 +329,8 @@ def rnn_translator(attention: bool, epochs: float | None = None) -> TranslationR
 
 
 def transformer_translator(sentences: int | None = TRANSFORMER_SENTENCES,
-                           max_words: int | None = None, warmup_steps: int = 300,
+                           max_words: int | None = None,
+                           warmup_steps: int = TRANSFORMER_WARMUP_STEPS,
                            snapshot_step: int | None = None,
                            **config) -> TranslationRun:
     """Chapter 11's encoder--decoder Transformer; ``config`` overrides the defaults.
@@ -345,9 +350,8 @@ def transformer_translator(sentences: int | None = TRANSFORMER_SENTENCES,
 
     defaults = {"source_vocab_size": len(toy_translation.SOURCE_VOCAB),
                 "target_vocab_size": len(toy_translation.TARGET_VOCAB),
-                "max_length": SPLIT["max_length"] + 2, "d_model": 64, "num_heads": 4,
-                "d_ff": 128, "num_layers": 2, "pre_ln": True,
-                "positions": "sinusoidal", "scale_attention": True}
+                "max_length": SPLIT["max_length"] + 2, **TRANSFORMER_SIZE,
+                "pre_ln": True, "positions": "sinusoidal", "scale_attention": True}
     unknown = (set(config) - set(defaults)
                - {"causal", "scale_embeddings", "dropout", "epsilon"})
     if unknown:
@@ -358,7 +362,8 @@ def transformer_translator(sentences: int | None = TRANSFORMER_SENTENCES,
     # Ten steps per call into TensorFlow: the same training, bit for bit, about a
     # quarter faster (for this small model Python's work between steps counts).
     return run_translation("transformer", transformer.Transformer, config, epochs=1,
-                           batch_size=16, learning_rate=3e-3, warmup_steps=warmup_steps,
-                           bucketed=False, sentences=sentences, max_words=max_words,
+                           batch_size=TRANSFORMER_BATCH_SIZE, warmup_steps=warmup_steps,
+                           learning_rate=TRANSFORMER_PEAK_RATE, bucketed=False,
+                           sentences=sentences, max_words=max_words,
                            snapshot_step=snapshot_step,
                            steps_per_execution=math.gcd(10, snapshot_step or 10))
