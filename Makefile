@@ -3,7 +3,7 @@
 #   make test   build the book, then run every test (installing Chromium for the
 #               browser tests where it can, or saying at once what to install)
 # and, for maintainers:
-#   make claims execute the chapters that train under seeds 0, 1 and 2 and
+#   make claims execute the chapters that train under seeds 0-7 (about an hour) and
 #               write the table of their claims (claims_by_seed.json)
 # Both create the virtual environment in .venv on first use and reuse it after.
 

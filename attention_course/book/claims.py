@@ -17,7 +17,7 @@ the same way, asserted never, so that the table shows the values that the
 statement is about side by side with the claims.
 
 ``make claims`` (``scripts/check_claims.py``) executes the chapters that
-train under seeds 0, 1 and 2, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
+train under seeds 0-7, with ``$ATTENTION_COURSE_CLAIMS_MODE=record``
 so that a failing claim is recorded rather than raised, and prints one table:
 every claim, its threshold, its value under each seed and its smallest margin.
 
@@ -115,7 +115,7 @@ def measure(name: str, value, about: str, fmt: str = ".3g") -> None:
 
     For a quantity the prose says varies from run to run (the sign of a small
     difference, which of two maps does better): the table then shows its
-    values under seeds 0, 1 and 2 next to the claims.  Same ``name``,
+    values under seeds 0-7 next to the claims.  Same ``name``,
     ``about`` and ``fmt`` as :func:`claim`; returns nothing.
     """
     _mode()

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import posixpath
 import sys
 from pathlib import Path
@@ -332,7 +333,13 @@ def _simple_table(header: list[str], rows: list[list[str]], classes: list[str]) 
 
 
 class ClaimsTable(SphinxDirective):
-    """``course-claims-table``: ``claims_by_seed.json`` as a table, in chapter order."""
+    """``course-claims-table``: ``claims_by_seed.json`` as a table, in chapter order.
+
+    Beside the committed table's seeds, one column gives each claim's value in
+    the pages of this site, as the build that made them measured it (their
+    records in ``_build/claims``): the table was measured on one machine, the
+    site may have been built on another, with other round-off.
+    """
 
     def run(self):
         path = Path(self.env.srcdir) / CLAIMS_TABLE
@@ -344,31 +351,59 @@ class ClaimsTable(SphinxDirective):
             LOGGER.warning("course-claims-table: cannot read %s (run `make claims`): %s",
                            CLAIMS_TABLE, error, location=self.get_location())
             return []
+        built_seed, built = self.built_values()
 
         def show(value, fmt):
             return "missing" if value is None else format(value, fmt)
 
-        header = ["Claim", "Ch.", "What is measured", "Asserted", *(f"Seed {s}" for s in seeds),
-                  "Smallest margin"]
-
         def asserted(row):
             return row["op"] in (">", ">=", "<", "<=")
 
+        def share(row):
+            spread = row.get("spread")
+            if not spread:
+                return "-"
+            return f"{row['margin'] / spread:.2f}"
+
+        header = ["Claim", "Ch.", "What is measured", "Asserted", f"This site (seed {built_seed})",
+                  *(f"Seed {s}" for s in seeds), "Smallest margin", "Margin / spread"]
         body = [[row["name"], str(row["chapter"]), row["about"],
                  f"{row['op']} {format(row['threshold'], row['fmt'])}" if asserted(row)
                  else "nothing (measured: varies)",
+                 show(built.get(row["name"]), row["fmt"]),
                  *(show(row["values"].get(str(s)), row["fmt"]) for s in seeds),
                  (show(row["margin"], row["fmt"]) + ("" if row["holds"] else " (fails)"))
-                 if asserted(row) else "-"]
+                 if asserted(row) else "-",
+                 share(row) if asserted(row) else "-"]
                 for row in rows]
         measured = data.get("measured", {})
         claims = [row for row in rows if asserted(row)]
         note = nodes.paragraph(text=(
             f"{len(claims)} claims, {sum(row['holds'] for row in claims)} holding under every seed, "
-            f"and {len(rows) - len(claims)} measurements of what varies from run to run; "
-            f"last measured on {measured.get('date', '?')} on {measured.get('cores', '?')} cores "
-            f"of {measured.get('cpu', '?')}."))
-        return [note, _simple_table(header, body, ["course-claims"])]
+            f"and {len(rows) - len(claims)} measurements of what varies from run to run. "
+            f"Seeds {seeds[0]}-{seeds[-1]} were measured on {measured.get('date', '?')} on "
+            f"{measured.get('cores', '?')} cores of an {measured.get('cpu', '?')}; the column "
+            f"'This site' is what the pages of this site measured when they were built."))
+        table = _simple_table(header, body, ["course-claims"])
+        # eight seeds do not fit a page's column: the table scrolls, and says so
+        scroll = nodes.container(classes=["course-scroll"])
+        scroll += table
+        hint = nodes.paragraph(text="(The table scrolls sideways.)", classes=["course-scroll-hint"])
+        return [note, hint, scroll]
+
+    def built_values(self) -> tuple[int, dict[str, float]]:
+        """The course seed of this build and the values its pages recorded (``_build/claims``)."""
+        seed = int(os.environ.get("ATTENTION_COURSE_SEED", "0") or 0)
+        folder = Path(self.env.app.outdir).parent / "claims" / f"seed-{seed}"
+        values = {}
+        for record in sorted(folder.glob("*.json")):
+            self.env.note_dependency(str(record))
+            try:
+                found = json.loads(record.read_text(encoding="utf-8"))
+                values[found["name"]] = found["value"]
+            except (OSError, ValueError, KeyError):
+                continue
+        return seed, values
 
 
 def setup(app: Sphinx) -> dict:

@@ -1,7 +1,7 @@
 """The multi-seed claims table (``make claims``): which chapters it runs, how it reads its records.
 
-``make claims`` is not part of ``make test`` (it trains every chapter three
-times), so these tests are what keeps its script importable and its table right.
+``make claims`` is not part of ``make test`` (it trains every chapter under
+eight seeds), so these tests are what keeps its script importable and its table right.
 """
 
 import math
@@ -40,6 +40,46 @@ def test_a_row_holds_only_if_its_claim_holds_under_every_seed():
     assert not rows["ch11_accuracy"]["holds"]
     assert rows["ch3_gain"]["values"]["2"] is None             # a seed without a record
     assert not rows["ch3_gain"]["holds"]                       # ... does not count as holding
+
+
+def test_a_claim_needs_a_quarter_of_its_spread_beyond_the_worst_seed(capsys):
+    def row(values, threshold=0.5):
+        recorded = {seed: {"ch6_gain": Claim("ch6_gain", "a gain", v, ">=", threshold, seed)}
+                    for seed, v in enumerate(values)}
+        return check_claims.table_rows(recorded, list(range(len(values))))[0]
+
+    # worst seed 0.6: margin 0.1; spread 0.9 - 0.6 = 0.3, a quarter of it 0.075
+    steady = row([0.9, 0.6, 0.75])
+    assert math.isclose(steady["spread"], 0.3) and steady["holds"] and steady["steady"]
+    assert math.isclose(check_claims.margin_share(steady), 0.1 / 0.3)
+    # same spread, margin 0.05: holds under every seed, yet too close for an unseen one
+    thin = row([0.85, 0.55, 0.7])
+    assert thin["holds"] and not thin["steady"]
+    # a claim every seed agrees on needs no margin
+    exact = row([0.5, 0.5, 0.5])
+    assert exact["steady"] and check_claims.margin_share(exact) == math.inf
+    failing = row([0.9, 0.4])
+    assert not failing["holds"] and not failing["steady"]
+    assert check_claims.margin_share(failing) == -math.inf
+    check_claims.print_table([thin], [0, 1, 2])
+    assert "margin under a quarter of the spread" in capsys.readouterr().out
+
+
+def test_the_default_run_measures_eight_seeds(executed):
+    check_claims.main(["--chapters", "14", "--no-write"])
+    assert sorted(int(job.environment["ATTENTION_COURSE_SEED"]) for job in executed) == list(range(8))
+
+
+def test_table_only_executes_nothing_and_writes_the_table_from_the_records(executed, tmp_path):
+    for seed in range(8):
+        for path in check_claims.chapters_with_claims():
+            name = f"ch{int(path.stem[:2])}_x_{path.stem[3:].replace('_', '')}"
+            check_claims.claims.record(Claim(name, "x", 1.0, ">=", 0.5, seed, page=path.stem),
+                                       tmp_path / "records")
+    assert check_claims.main(["--table-only"]) == 0
+    assert not executed
+    table = check_claims.json.loads((tmp_path / "claims_by_seed.json").read_text())
+    assert table["seeds"] == list(range(8)) and all(row["steady"] for row in table["claims"])
 
 
 def test_a_measurement_has_its_values_and_no_margin(capsys):
