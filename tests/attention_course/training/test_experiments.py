@@ -169,3 +169,17 @@ def test_several_steps_per_execution_train_the_same_weights(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="must be a multiple of steps_per_execution"):
         experiments.run_translation("tiny-transformer", Transformer, config, epochs=1,
                                     bucketed=False, snapshot_step=3, steps_per_execution=2)
+
+
+def test_chapter_11_glues_the_settings_its_transformer_trains_with(monkeypatch):
+    """The size, batch size, warm-up and peak rate chapter 11 prints are the ones it trains with."""
+    seen = {}
+    monkeypatch.setattr(experiments, "run_translation",
+                        lambda name, build, config, **settings: seen.update(config=config, **settings))
+    experiments.transformer_translator()
+    assert {key: seen["config"][key] for key in experiments.TRANSFORMER_SIZE} == experiments.TRANSFORMER_SIZE
+    assert (seen["batch_size"], seen["warmup_steps"], seen["learning_rate"]) == (
+        experiments.TRANSFORMER_BATCH_SIZE, experiments.TRANSFORMER_WARMUP_STEPS,
+        experiments.TRANSFORMER_PEAK_RATE)
+    experiments.transformer_translator(num_layers=1, warmup_steps=100)   # an ablation row overrides them
+    assert seen["config"]["num_layers"] == 1 and seen["warmup_steps"] == 100
