@@ -36,8 +36,10 @@ def plot_attention_graph(weights, tokens: Sequence[str], ax=None, threshold: flo
 
     Arcs to later tokens bend above the line and arcs to earlier tokens below
     it, so the direction of reading is visible.  ``queries`` restricts the
-    arrows to those leaving the given tokens (e.g. only "it").  The frame of a
-    token's label is as thick as the weight the token puts on itself.
+    drawing to the rows of the given tokens (e.g. only "it", where only its
+    output reaches the loss): their arrows, and their weight on themselves,
+    which makes the frame of a token's label thicker; the other tokens get a
+    thin frame.
     """
     weights = np.asarray(weights, dtype=float)
     edges = attention_edges(weights, threshold)
@@ -57,7 +59,10 @@ def plot_attention_graph(weights, tokens: Sequence[str], ax=None, threshold: flo
         ax.add_patch(FancyArrowPatch(path=arc, arrowstyle="-|>", mutation_scale=6 + 10 * w,
                                      linewidth=0.5 + max_width * w, color=color(0.9 * w),
                                      alpha=0.4 + 0.6 * w, shrinkA=0, shrinkB=0, zorder=2))
-    for position, (token, self_weight) in enumerate(zip(tokens, np.diag(weights))):
+    self_weights = np.diag(weights)
+    if queries is not None:  # the other rows are not drawn, their weight on themselves neither
+        self_weights = np.where(np.isin(np.arange(len(tokens)), list(queries)), self_weights, 0.0)
+    for position, (token, self_weight) in enumerate(zip(tokens, self_weights)):
         ax.text(position, 0.0, token, ha="center", va="center", fontsize=8, zorder=4,
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.3",
                       "linewidth": 0.6 + 4 * self_weight})

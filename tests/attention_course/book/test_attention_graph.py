@@ -30,3 +30,15 @@ def test_plot_draws_one_arrow_per_edge():
     plt.close("all")
     with pytest.raises(ValueError, match="3 tokens"):
         plot_attention_graph(weights, ["a", "b", "c"])
+
+
+def test_queries_restrict_the_frames_to_the_rows_drawn():
+    """A token's frame shows its weight on itself only where its row is drawn."""
+    weights = np.diag([0.9, 0.8, 0.7]) + 0.01
+    frames = {text.get_text(): text.get_bbox_patch().get_linewidth()
+              for text in plot_attention_graph(weights, ["a", "b", "c"], queries=[1]).texts}
+    assert frames["b"] > frames["a"] == frames["c"]
+    frames_all = {text.get_text(): text.get_bbox_patch().get_linewidth()
+                  for text in plot_attention_graph(weights, ["a", "b", "c"]).texts}
+    assert frames_all["a"] > frames["a"] and frames_all["b"] == frames["b"]
+    plt.close("all")
