@@ -183,3 +183,16 @@ def test_chapter_11_glues_the_settings_its_transformer_trains_with(monkeypatch):
         experiments.TRANSFORMER_PEAK_RATE)
     experiments.transformer_translator(num_layers=1, warmup_steps=100)   # an ablation row overrides them
     assert seen["config"]["num_layers"] == 1 and seen["warmup_steps"] == 100
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_chapters_1_and_3_glue_the_recipes_their_translators_train_with(monkeypatch, attention):
+    """The peak rate and warm-up chapters 1 and 3 print are the ones rnn_translator trains with."""
+    seen = {}
+    monkeypatch.setattr(experiments, "run_translation",
+                        lambda name, build, config, **settings: seen.update(settings))
+    experiments.rnn_translator(attention=attention)
+    assert seen == {**experiments.RNN_RECIPES[attention], "warmup_steps": experiments.RNN_WARMUP_STEPS}
+    experiments.rnn_translator(attention=attention, epochs=0.5)   # a shorter run keeps the rest
+    assert seen["epochs"] == 0.5
+    assert experiments.RNN_RECIPES[attention]["epochs"] != 0.5      # ... and leaves the recipe alone
