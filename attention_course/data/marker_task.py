@@ -17,9 +17,9 @@ second from wherever the marks happen to be.  One head can fetch both only by
 averaging the previous token and the marked ones into one vector; when a
 marked token is embedded as its digit plus a "mark" vector
 (``build_model(..., mark_embedding=True)``), both halves of that average are
-digits, and the share each gets changes with the number of marks, so the two
-digits are hard to tell apart (in chapter 6, one head has not learned it when
-four heads of the same total width have).  Several heads keep them in separate
+digits, told apart only by the weights they get, whose shares change with the
+number of marks (in chapter 6, one head learns the task too, but later than
+four heads of the same total width).  Several heads keep them in separate
 blocks -- chapter 6 measures what that buys.
 """
 
