@@ -13,11 +13,14 @@ its state then queries the annotations with Bahdanau's additive score
 ``keras.layers.AdditiveAttention``, whose learned ``scale`` is ``v``), and the
 next word is read from ``[h_t; z_t]``, ``z_t = sum_i alpha_ti a_i``.
 
-Differences from the paper, for simplicity: the context is computed from
-``h_t`` and fed into the *next* step (Luong et al.'s input feeding) instead of
-from ``h_{t-1}`` into the current one; the LSTM starts from zeros rather than
+Differences from the paper's soft attention (chapter 15 lists them): the
+context is computed from ``h_t`` and fed into the *next* step (Luong et al.'s
+input feeding) instead of from ``h_{t-1}`` into the current one; the word is
+read from ``tanh(W_c [h_t; z_t])`` instead of the deep output layer
+``L_o(E y_{t-1} + L_h h_t + L_z z_t)``; the LSTM starts from zeros rather than
 from the mean annotation, so everything the decoder learns about the image it
-reads through attention; no doubly stochastic penalty and no gating scalar.
+reads through attention; no doubly stochastic penalty and no gating scalar;
+and the CNN is small and trained with the decoder, not a pretrained VGG.
 """
 
 from __future__ import annotations
