@@ -80,7 +80,7 @@ class PositionalEmbedding(keras.layers.Layer):
 
     def call(self, tokens):
         x = self.token_embedding(tokens)
-        if self.scale:  # as in the paper: embeddings and positions on a similar scale
+        if self.scale:  # as in the paper (its section 3.4 states no reason)
             x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
         length = ops.shape(tokens)[1]
         if self.positions == "sinusoidal":
