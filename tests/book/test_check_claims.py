@@ -123,3 +123,10 @@ def test_the_book_setting_is_explicit_in_an_ordinary_run(executed, tmp_path, mon
     assert executed and all(job.environment["ATTENTION_COURSE_GRAPH_REWRITES"] == "0" for job in executed)
     assert all(job.environment["ATTENTION_COURSE_CLAIMS"] == str(tmp_path / "records") for job in executed)
     assert check_claims.os.environ["ATTENTION_COURSE_CACHE"] == str(tmp_path / "cache")
+
+
+def test_every_chapter_runs_under_a_seed_before_any_runs_under_the_next(executed):
+    check_claims.main(["--chapters", "8", "14", "--seeds", "0", "1", "--no-write"])
+    order = sorted(executed, key=lambda job: -job.expected_seconds)   # as execute_all takes them
+    assert [(job.environment["ATTENTION_COURSE_SEED"], job.path.stem[:2]) for job in order] == [
+        ("0", "08"), ("0", "14"), ("1", "08"), ("1", "14")]
