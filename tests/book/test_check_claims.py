@@ -130,3 +130,27 @@ def test_every_chapter_runs_under_a_seed_before_any_runs_under_the_next(executed
     order = sorted(executed, key=lambda job: -job.expected_seconds)   # as execute_all takes them
     assert [(job.environment["ATTENTION_COURSE_SEED"], job.path.stem[:2]) for job in order] == [
         ("0", "08"), ("0", "14"), ("1", "08"), ("1", "14")]
+
+
+def _record_every_page(folder, seeds, skip=None):
+    for seed in seeds:
+        for path in check_claims.chapters_with_claims():
+            if (seed, path.stem) == skip:
+                continue
+            name = f"ch{int(path.stem[:2])}_x_{path.stem[3:].replace('_', '')}"
+            check_claims.claims.record(Claim(name, "x", 1.0, ">=", 0.5, seed, page=path.stem), folder)
+
+
+def test_a_run_stopped_early_gives_a_table_of_the_whole_seeds_it_has(executed, tmp_path, capsys):
+    # seeds 0-4 complete; under seed 5 one page of a two-page chapter has no records
+    _record_every_page(tmp_path / "records", range(6), skip=(5, "11_transformer_experiments"))
+    check_claims.main(["--table-only"])
+    table = check_claims.json.loads((tmp_path / "claims_by_seed.json").read_text())
+    assert table["seeds"] == [0, 1, 2, 3, 4]
+    assert "no records under seed 5 for 11_transformer_experiments" in capsys.readouterr().out
+
+
+def test_fewer_than_three_whole_seeds_write_no_table(executed, tmp_path):
+    _record_every_page(tmp_path / "records", range(2))
+    check_claims.main(["--table-only"])
+    assert not (tmp_path / "claims_by_seed.json").exists()
