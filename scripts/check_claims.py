@@ -20,6 +20,7 @@ that was not tried is then unlikely to fail it.
 
     python scripts/check_claims.py                  # seeds 0-7, every chapter with claims
     python scripts/check_claims.py --seeds 3 4 --chapters 8 14
+    python scripts/check_claims.py --pages 11_transformer_experiments
     python scripts/check_claims.py --table-only     # the table from the records already made
     python scripts/check_claims.py --graph-rewrites --chapters 14
 
@@ -135,6 +136,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=TABLE_SEEDS)
     parser.add_argument("--chapters", type=int, nargs="*", help="chapter numbers (default: all with claims)")
+    parser.add_argument("--pages", nargs="*", help="page names (11_training_transformer): these pages only")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {TABLE.name}")
     parser.add_argument("--table-only", action="store_true",
@@ -152,6 +154,8 @@ def main(argv=None) -> int:
         args.no_write = True
     os.environ["ATTENTION_COURSE_CACHE"] = str(cache)
     paths = [] if args.table_only else chapters_with_claims(args.chapters)
+    if args.pages:
+        paths = [p for p in paths if p.stem in args.pages]
     jobs, needs = [], chapter_execution.shared_models(paths)
     for seed in args.seeds:
         by_path = {}

@@ -154,3 +154,8 @@ def test_fewer_than_three_whole_seeds_write_no_table(executed, tmp_path):
     _record_every_page(tmp_path / "records", range(2))
     check_claims.main(["--table-only"])
     assert not (tmp_path / "claims_by_seed.json").exists()
+
+
+def test_pages_picks_pages_not_whole_chapters(executed):
+    check_claims.main(["--pages", "11_training_transformer", "--seeds", "0", "--no-write"])
+    assert [job.path.stem for job in executed] == ["11_training_transformer"]
