@@ -47,7 +47,7 @@ code a reader sees is the code the tests check against Keras.  By role:
   cache every trained model goes through, the shared runs and recipes.
 * :mod:`attention_course.weights` -- Keras weights to NumPy, and the pretrained
   MiniLM reader.
-* :mod:`attention_course.book` -- what chapters use to show things: source
+* :mod:`attention_course.chapter_tools` -- what chapters use to show things: source
   code, glued numbers, claims, plots.
 * :mod:`attention_course.seeding` -- the course seed (``ATTENTION_COURSE_SEED``).
 

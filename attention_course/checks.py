@@ -14,7 +14,7 @@ reference function that checks its arguments is written in two parts:
 * the **function itself**, decorated with ``@checked(check_<name>)``: plain
   NumPy with its shapes in short comments and no ``raise``, run on
   arguments the check has vetted.  This is the code a chapter prints
-  (:func:`attention_course.book.display.show_source`)::
+  (:func:`attention_course.chapter_tools.display.show_source`)::
 
       def check_additive_attention(query, key, value, mask, v, W_query, W_key):
           query, key, value, scores_shape = check_qkv(query, key, value, same_width=False)

@@ -11,7 +11,7 @@ book can be executed under another seed without editing a chapter::
 
 ``make claims`` does exactly that for seeds 0, 1 and 2 and checks that every
 claim the chapters assert about a trained result holds under each
-(:mod:`attention_course.book.claims`).
+(:mod:`attention_course.chapter_tools.claims`).
 """
 
 from __future__ import annotations

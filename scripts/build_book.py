@@ -23,7 +23,7 @@ repository's root.
 
 At the end it prints how long each chapter took to execute.  The kernels
 record every claim about a trained result in ``_build/claims``
-(``attention_course.book.claims``).
+(``attention_course.chapter_tools.claims``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def workers() -> int:
 def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     """Execute every chapter of ``paths`` whose key changed; returns their results."""
     from jupyter_cache.base import CacheBundleIn
-    from attention_course.book import claims
+    from attention_course.chapter_tools import claims
 
     keyed = keyed_environment()
     seed = int(keyed["ATTENTION_COURSE_SEED"])

@@ -235,7 +235,7 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
 
     if job.notebook is None:
         job.notebook = read_chapter(job.path)
-    from attention_course.book.claims import PAGE_VARIABLE
+    from attention_course.chapter_tools.claims import PAGE_VARIABLE
 
     # The kernel talks to us over Unix sockets in a folder of its own: over TCP, every
     # kernel logs a warning about unencrypted ports, and the sockets' default place

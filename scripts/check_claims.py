@@ -6,7 +6,7 @@ of the kind that builds the book, less where earlier runs left their models in
 the cache).  Each chapter runs with ``ATTENTION_COURSE_SEED`` set
 to each seed and ``ATTENTION_COURSE_CLAIMS_MODE=record``, so that a claim that
 fails is recorded instead of stopping the chapter; then one table is printed:
-every claim (``attention_course.book.claims.claim``), its threshold, its value
+every claim (``attention_course.chapter_tools.claims.claim``), its threshold, its value
 under each seed and its smallest margin, and every measurement
 (``claims.measure``: a quantity the prose says varies) with its values.  The
 table is written to ``claims_by_seed.json`` once every chapter with claims has records under
@@ -52,7 +52,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import chapter_execution  # noqa: E402
 
-from attention_course.book import claims, notebook  # noqa: E402
+from attention_course.chapter_tools import claims, notebook  # noqa: E402
 from attention_course.seeding import SEED_VARIABLE  # noqa: E402
 
 ROOT = chapter_execution.ROOT

@@ -129,7 +129,7 @@ def set_graph_rewrites(on: bool) -> None:
     differently), so a model trains to slightly different weights, as it
     would on another CPU.  The trained-model cache does not tell the two
     apart (its key covers this module's code, not the setting in force):
-    :func:`~attention_course.book.notebook.setup` turns the rewrites off in
+    :func:`~attention_course.chapter_tools.notebook.setup` turns the rewrites off in
     every chapter, and ``scripts/check_claims.py --graph-rewrites``, which
     turns them on, keeps its own cache.  The setting holds for the whole
     process, for the graphs that run for the first time after it.

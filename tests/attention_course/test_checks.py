@@ -17,7 +17,7 @@ import pytest
 import attention_course
 from attention_course import (attention, bert, lookup, luong, masks, multi_head, normalization,
                               positional_encoding, softmax, transformer)
-from attention_course.book.display import readable_source
+from attention_course.chapter_tools.display import readable_source
 from attention_course.checks import checked
 
 

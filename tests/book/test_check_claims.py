@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_claims  # noqa: E402
 
-from attention_course.book.claims import MEASURED, Claim  # noqa: E402
+from attention_course.chapter_tools.claims import MEASURED, Claim  # noqa: E402
 
 
 def test_it_runs_every_chapter_that_makes_a_claim_and_no_other():

@@ -4,10 +4,10 @@ Every ``show_source(...)`` and ``show_solution(...)`` call in the chapters'
 code cells is found here, and its arguments are imported the way the chapter
 imports them (the chapter's own ``import`` statements, run in a namespace of
 their own), so that a new call cannot escape.  What the call prints
-(:func:`attention_course.book.display.readable_source`) is held to:
+(:func:`attention_course.chapter_tools.display.readable_source`) is held to:
 
 * **the code box's width**: every printed line at most
-  :data:`~attention_course.book.display.CODE_WIDTH` = 88 characters, what a
+  :data:`~attention_course.chapter_tools.display.CODE_WIDTH` = 88 characters, what a
   cell output's code box shows without scrolling in the theme's widest
   layout (the derivation is beside the constant);
 * **the size of an attention function**: at most :data:`BODY_LINES` = 15
@@ -28,7 +28,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from attention_course.book.display import CODE_WIDTH, readable_source
+from attention_course.chapter_tools.display import CODE_WIDTH, readable_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book" / "chapters").glob("[0-9][0-9]_*.md"))

@@ -3,7 +3,7 @@
 Where a chapter prints the course's version of a function that an assignment
 grades, it does so with ``show_solution`` (never ``show_source``): a fold titled as
 a solution whose code stays out of the page's text until it is opened
-(``attention_course.book.display``; the built pages are searched for answers in
+(``attention_course.chapter_tools.display``; the built pages are searched for answers in
 ``tests/site/test_site_links.py``), and the Markdown just before it links to the
 assignment.
 """

@@ -3,7 +3,7 @@
 What a reader does with it: pick an example, a layer and a head, and the
 drawing shows that head's weights (each cell's ``data-weight`` is compared
 with the JSON the page embeds, and the JSON with the NumPy maps it came from
-in ``tests/attention_course/book/test_explorer.py``); hover a query and read
+in ``tests/attention_course/chapter_tools/test_explorer.py``); hover a query and read
 where it attends; switch the toy's scaling and causal mask and get what NumPy
 computes.  It works from ``file://`` and from a page saved on its own, and a
 reader without JavaScript sees a static picture.
@@ -17,7 +17,7 @@ import shutil
 import numpy as np
 import pytest
 
-from attention_course.book.explorer import toy_weights
+from attention_course.chapter_tools.explorer import toy_weights
 from built_site import SITE
 from built_site import browser, page, server, site  # noqa: F401  (fixtures)
 

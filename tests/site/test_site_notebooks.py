@@ -48,7 +48,7 @@ def tensorflow_imported():
     """The install cell ends by importing TensorFlow, whose first import runs ``uname``
     through ``subprocess.run``: import it before the tests below replace that function,
     so that they count the cell's own calls (as in the whole suite, where it is loaded)."""
-    from attention_course.book.notebook import import_tensorflow_quietly
+    from attention_course.chapter_tools.notebook import import_tensorflow_quietly
     import_tensorflow_quietly()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.book import claims
+from attention_course.chapter_tools import claims
 from attention_course import seeding
 
 
@@ -114,7 +114,7 @@ def test_a_bad_course_seed_is_refused_with_its_name(monkeypatch, text):
 
 def test_setup_returns_and_applies_the_course_seed(monkeypatch, graph_rewrites_restored):
     import numpy as np
-    from attention_course.book import notebook
+    from attention_course.chapter_tools import notebook
     from attention_course.training import fitting
 
     monkeypatch.setenv(seeding.SEED_VARIABLE, "7")

@@ -5,7 +5,7 @@ Durations are binary fractions, so that the fake clock adds them up exactly.
 
 import pytest
 
-from attention_course.book import timing
+from attention_course.chapter_tools import timing
 
 
 class FakeClock:

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from attention_course.book.attention_graph import attention_edges, plot_attention_graph  # noqa: E402
+from attention_course.chapter_tools.attention_graph import attention_edges, plot_attention_graph  # noqa: E402
 
 
 def test_edges_are_the_weights_above_the_threshold_without_self_loops():

@@ -21,7 +21,7 @@ def run_fresh(code: str) -> subprocess.CompletedProcess:
 def test_keras_is_imported_silently_without_scikit_learn_which_still_imports_afterwards():
     done = run_fresh("""
         import sys
-        from attention_course.book.notebook import import_tensorflow_quietly
+        from attention_course.chapter_tools.notebook import import_tensorflow_quietly
         import_tensorflow_quietly()
         print("keras" in sys.modules, "tensorflow" in sys.modules, "sklearn" in sys.modules)
         import_tensorflow_quietly()   # a second call changes nothing
@@ -38,7 +38,7 @@ def test_scikit_learn_already_imported_stays_imported():
     done = run_fresh("""
         import sys
         import sklearn
-        from attention_course.book.notebook import import_tensorflow_quietly
+        from attention_course.chapter_tools.notebook import import_tensorflow_quietly
         import_tensorflow_quietly()
         print(sys.modules["sklearn"] is sklearn, "keras" in sys.modules)
     """)

@@ -1,4 +1,4 @@
-// The attention explorer: draws the attention maps that attention_course.book.explorer
+// The attention explorer: draws the attention maps that attention_course.chapter_tools.explorer
 // embedded in the page as JSON, and lets the reader pick the example, the layer and the
 // head, hover a query to read where it attends, and (for the toy example) switch the
 // 1/sqrt(d_k) scaling and the causal mask, recomputing the weights here in the page.

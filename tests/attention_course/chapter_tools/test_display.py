@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from attention_course.book.display import CODE_WIDTH, readable_source, show_solution, show_source
+from attention_course.chapter_tools.display import CODE_WIDTH, readable_source, show_solution, show_source
 from attention_course.softmax import softmax
 
 

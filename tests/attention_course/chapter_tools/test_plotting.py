@@ -10,7 +10,7 @@ def test_attention_grid_colour_scale():
     matplotlib.use("agg")
     import matplotlib.pyplot as plt
 
-    from attention_course.book import plotting
+    from attention_course.chapter_tools import plotting
 
     weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
     fig = plotting.plot_attention_heads(weights, list("abcd"))
@@ -32,7 +32,7 @@ def test_step_loss_is_a_running_mean_drawn_at_the_last_step_of_its_window():
     import matplotlib.pyplot as plt
     import pytest
 
-    from attention_course.book import plotting
+    from attention_course.chapter_tools import plotting
 
     losses = np.array([4.0, 2.0, 6.0, 1.0, 3.0])
     ax = plotting.plot_step_loss({"model": losses}, window=2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_course.attention import dot_product_attention, scaled_dot_product_attention
-from attention_course.book import explorer
+from attention_course.chapter_tools import explorer
 from attention_course.masks import causal_mask
 
 
