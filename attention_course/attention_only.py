@@ -8,7 +8,8 @@ is what gets trained::
     logits = x_L W + b                           at every position, or at one
 
 (with a mark embedding ``m``, a marked token ``V/2 + t`` embeds as ``E[t] + m``:
-:func:`embed`).  :func:`numpy_forward`, with the weights read by :meth:`AttentionOnlyWeights.from_keras`,
+:func:`embed`).  :func:`numpy_forward`, with the weights read by
+:func:`attention_course.weights.from_keras.attention_only.attention_only`,
 runs the course's :func:`~attention_course.multi_head.multi_head_attention` with
 the trained weights; it returns every layer's attention weights, and it lets a
 chapter switch a head off by editing its weights
@@ -50,14 +51,6 @@ class AttentionOnlyWeights:
     readout_bias: np.ndarray
     readout_position: int | None = None
     mark_embedding: np.ndarray | None = None
-
-    @classmethod
-    def from_keras(cls, model) -> "AttentionOnlyWeights":
-        """From a model made by :func:`attention_course.models.attention_only.build_model` (the name mapping is
-        :func:`attention_course.weights.from_keras.attention_only`)."""
-        from .weights import from_keras
-
-        return from_keras.attention_only(model)
 
     def with_layer(self, index: int, layer: MultiHeadAttentionWeights) -> "AttentionOnlyWeights":
         """A copy with layer ``index`` replaced (e.g. by one with heads ablated)."""

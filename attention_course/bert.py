@@ -19,7 +19,7 @@ real tokens, scaled to unit length (:func:`sentence_embeddings`).
 all-MiniLM-L6-v2 (:func:`attention_course.weights.pretrained.load_encoder_weights`)
 or from the Keras model
 :class:`attention_course.models.bert.BertEncoder`
-(:meth:`~BertEncoderWeights.from_keras`).
+(:func:`attention_course.weights.from_keras.bert.bert_encoder`).
 
 Shapes: ``B`` batch, ``T`` tokens, ``d`` model width, ``L`` layers, ``N`` heads.
 """
@@ -76,14 +76,6 @@ class BertEncoderWeights:
     @property
     def num_heads(self) -> int:
         return self.blocks[0].self_attention.num_heads
-
-    @classmethod
-    def from_keras(cls, model) -> "BertEncoderWeights":
-        """From a built :class:`attention_course.models.bert.BertEncoder` (the name mapping is
-        :func:`attention_course.weights.from_keras.bert_encoder`)."""
-        from .weights import from_keras
-
-        return from_keras.bert_encoder(model)
 
     def astype(self, dtype) -> "BertEncoderWeights":
         """A copy with every array cast to ``dtype`` (e.g. float64, to measure float32 round-off)."""

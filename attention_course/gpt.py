@@ -74,14 +74,6 @@ class GPTWeights:
     def num_layers(self) -> int:
         return len(self.blocks)
 
-    @classmethod
-    def from_keras(cls, model) -> "GPTWeights":
-        """From a built :class:`attention_course.models.gpt.GPT` (the name mapping is
-        :func:`attention_course.weights.from_keras.gpt`)."""
-        from .weights import from_keras
-
-        return from_keras.gpt(model)
-
 
 def _check_tokens(tokens, weights: GPTWeights, start: int | None = 0) -> np.ndarray:
     """Integer ids in the vocabulary, ``(B, T)``, at positions ``start..`` (None: any length)."""

@@ -3,8 +3,8 @@
 ``N`` heads each attend in their own ``key_dim``-wide subspace; their outputs
 are concatenated and projected back to ``d_model``.  The weights are stored
 exactly as Keras stores them, so a trained Keras layer can be loaded with
-:meth:`MultiHeadAttentionWeights.from_keras` and the two compared number for
-number:
+:func:`attention_course.weights.from_keras.multi_head_attention` and the two
+compared number for number:
 
 ========================  =================================
 ``query_kernel``          ``(d_query, N, key_dim)``
@@ -82,14 +82,6 @@ class MultiHeadAttentionWeights:
     @property
     def value_dim(self) -> int:
         return self.value_kernel.shape[2]
-
-    @classmethod
-    def from_keras(cls, layer) -> "MultiHeadAttentionWeights":
-        """From a built ``keras.layers.MultiHeadAttention`` (the name mapping is
-        :func:`attention_course.weights.from_keras.multi_head_attention`)."""
-        from .weights import from_keras
-
-        return from_keras.multi_head_attention(layer)
 
     @classmethod
     def random(cls, d_model: int, num_heads: int, key_dim: int, value_dim: int | None = None,

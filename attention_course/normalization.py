@@ -176,13 +176,5 @@ class LayerNormWeights:
     axis: int | tuple[int, ...] = -1
     epsilon: float = 1e-3
 
-    @classmethod
-    def from_keras(cls, layer) -> "LayerNormWeights":
-        """From a built ``keras.layers.LayerNormalization`` (the name mapping is
-        :func:`attention_course.weights.from_keras.layer_norm`)."""
-        from .weights import from_keras
-
-        return from_keras.layer_norm(layer)
-
     def __call__(self, x) -> np.ndarray:
         return layer_norm(x, self.gamma, self.beta, axis=self.axis, epsilon=self.epsilon)

@@ -20,7 +20,8 @@ class SelfAttentionWeights:
         W_value: ``(d_model, d_v)``
         W_output: optional ``(d_v, d_out)``, applied to the attention's output.
             The textbook formula has none; ``keras.layers.MultiHeadAttention``
-            always ends with one (see :meth:`from_keras`).
+            always ends with one (see
+            :func:`attention_course.weights.from_keras.self_attention`).
 
     Used in chapter 5, *Self-attention*, section "Queries, keys and values from one sequence".
     """
@@ -51,14 +52,6 @@ class SelfAttentionWeights:
             raise ValueError(
                 f"W_output must read the d_v={self.W_value.shape[1]} features W_value makes; "
                 f"got {self.W_output.shape}")
-
-    @classmethod
-    def from_keras(cls, layer) -> "SelfAttentionWeights":
-        """From a one-head ``keras.layers.MultiHeadAttention(use_bias=False)`` (the name mapping is
-        :func:`attention_course.weights.from_keras.self_attention`)."""
-        from .weights import from_keras
-
-        return from_keras.self_attention(layer)
 
     @classmethod
     def random(cls, d_model: int, d_k: int, d_v: int | None = None, seed: int = 0,

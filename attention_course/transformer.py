@@ -11,9 +11,10 @@ connection and a layer normalization, in one of two placements::
     post-LN (the paper):   x = LayerNorm(x + f(x))
     pre-LN  (GPT-2 on):    x = x + f(LayerNorm(x))
 
-Every weight class has ``from_keras`` to copy the weights out of the
-corresponding layer of :mod:`attention_course.models.transformer`, so the two
-implementations can be compared number for number.
+Every weight class is read out of the corresponding layer of
+:mod:`attention_course.models.transformer` by a function of
+:mod:`attention_course.weights.from_keras` (this module imports nothing from
+there), so the two implementations can be compared number for number.
 
 Shapes: ``B`` batch, ``S`` source length, ``T`` target length, ``d`` model width.
 """
@@ -100,14 +101,6 @@ class FeedForwardWeights:
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
 
-    @classmethod
-    def from_keras(cls, layer) -> "FeedForwardWeights":
-        """From a built :class:`attention_course.models.transformer.FeedForward` (the name mapping is
-        :func:`attention_course.weights.from_keras.feed_forward`)."""
-        from .weights import from_keras
-
-        return from_keras.feed_forward(layer)
-
 
 def check_feed_forward(x, weights):
     """The input of :func:`feed_forward` (chapter 9): floats with the network's width."""
@@ -166,14 +159,6 @@ class EncoderBlockWeights:
     @property
     def d_model(self) -> int:
         return self.feed_forward.kernel_1.shape[0]
-
-    @classmethod
-    def from_keras(cls, block) -> "EncoderBlockWeights":
-        """From a built :class:`attention_course.models.transformer.EncoderBlock` (the name mapping is
-        :func:`attention_course.weights.from_keras.encoder_block`)."""
-        from .weights import from_keras
-
-        return from_keras.encoder_block(block)
 
 
 def check_encoder_block(x, weights, padding_mask):
@@ -247,14 +232,6 @@ class DecoderBlockWeights:
     @property
     def has_cross_attention(self) -> bool:
         return self.cross_attention is not None
-
-    @classmethod
-    def from_keras(cls, block) -> "DecoderBlockWeights":
-        """From a built :class:`attention_course.models.transformer.DecoderBlock` (the name mapping is
-        :func:`attention_course.weights.from_keras.decoder_block`)."""
-        from .weights import from_keras
-
-        return from_keras.decoder_block(block)
 
 
 def check_decoder_block(y, memory, weights, source_mask):
@@ -350,14 +327,6 @@ class TransformerWeights:
     pre_ln: bool = False
     scale_embeddings: bool = True
     causal: bool = True
-
-    @classmethod
-    def from_keras(cls, model) -> "TransformerWeights":
-        """From a built :class:`attention_course.models.transformer.Transformer` (the name mapping is
-        :func:`attention_course.weights.from_keras.transformer`)."""
-        from .weights import from_keras
-
-        return from_keras.transformer(model)
 
 
 def embed(tokens, table: np.ndarray, positions: np.ndarray, scale: bool) -> np.ndarray:

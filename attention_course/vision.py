@@ -149,14 +149,6 @@ class ViTWeights:
         if self.head_kernel.shape[0] != d:
             raise ValueError(f"head_kernel must have shape ({d}, classes); got {self.head_kernel.shape}")
 
-    @classmethod
-    def from_keras(cls, model) -> "ViTWeights":
-        """From a built :class:`attention_course.models.vision.VisionTransformer` (the name mapping is
-        :func:`attention_course.weights.from_keras.vision_transformer`)."""
-        from .weights import from_keras
-
-        return from_keras.vision_transformer(model)
-
 
 def check_embed_patches(images, weights):
     """The images of :func:`embed_patches` (chapter 14): as many patches, channels as the model."""

@@ -88,7 +88,7 @@ def build_model(vocab_size: int, length: int, num_classes: int, d_model: int = 3
         x = x[:, readout_position]
     logits = keras.layers.Dense(num_classes, name="readout")(x)
     model = keras.Model(tokens, logits, name="attention_only")
-    # for attention_course.attention_only.AttentionOnlyWeights.from_keras
+    # for attention_course.weights.from_keras.attention_only
     model.readout_position = readout_position
     return model
 

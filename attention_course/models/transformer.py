@@ -13,8 +13,8 @@ Layers, from the bottom up:
   with the switches the ablations of chapter 11 need: number of heads, kind of
   positions, scaled or unscaled attention, post- or pre-LN.
 
-:mod:`attention_course.transformer` is the same model in NumPy; its
-``from_keras`` methods read the weights of these layers.
+:mod:`attention_course.transformer` is the same model in NumPy;
+:mod:`attention_course.weights.from_keras` reads the weights of these layers into it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Keras weights as NumPy arrays: the one helper every ``from_keras`` uses.
+"""Keras weights as NumPy arrays: the one helper every function of ``from_keras`` uses.
 
-Each NumPy weight class of the course (``MultiHeadAttentionWeights``,
-``LayerNormWeights``, ``TransformerWeights``, ...) has a ``from_keras``
-constructor that reads a built Keras layer or model; they all read a variable
-with :func:`to_numpy`.
+Each function of :mod:`attention_course.weights.from_keras` reads a built Keras
+layer or model into a NumPy weight class of the course
+(``MultiHeadAttentionWeights``, ``LayerNormWeights``, ``TransformerWeights``,
+...); they all read a variable with :func:`to_numpy`.
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ def load_tokenizer(folder=None) -> WordPieceTokenizer:
 
 @dataclass(frozen=True)
 class ReferenceOutputs:
-    """What the original sentence-transformers model computed (``attention_course/data/make_reference_embeddings.py``).
+    """What the original sentence-transformers model computed (``scripts/make_reference_embeddings.py``).
 
     Attributes:
         sentences: the ``B`` input sentences.

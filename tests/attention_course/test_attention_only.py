@@ -7,6 +7,7 @@ import pytest
 from attention_course import head_analysis
 from attention_course import attention_only
 from attention_course.models import attention_only as keras_attention_only
+from attention_course.weights.from_keras import attention_only as attention_only_from_keras
 
 
 def randomised_model(rng, num_heads, readout_position, vocab_size=11, length=6, num_classes=5,
@@ -24,7 +25,7 @@ def randomised_model(rng, num_heads, readout_position, vocab_size=11, length=6, 
 def test_numpy_forward_matches_keras(rng, num_heads, readout_position):
     model = randomised_model(rng, num_heads, readout_position)
     tokens = rng.integers(0, 11, size=(7, 6)).astype("int32")
-    weights = attention_only.AttentionOnlyWeights.from_keras(model)
+    weights = attention_only_from_keras.attention_only(model)
     assert len(weights.layers) == len(num_heads)
     assert [layer.num_heads for layer in weights.layers] == list(num_heads)
     logits, attention = attention_only.numpy_forward(weights, tokens)
@@ -40,7 +41,7 @@ def test_numpy_forward_matches_keras(rng, num_heads, readout_position):
 def test_attention_matches_the_keras_layers_scores(rng):
     model = randomised_model(rng, (2,), None)
     tokens = rng.integers(0, 11, size=(3, 6)).astype("int32")
-    weights = attention_only.AttentionOnlyWeights.from_keras(model)
+    weights = attention_only_from_keras.attention_only(model)
     _, attention = attention_only.numpy_forward(weights, tokens)
     x = keras.ops.convert_to_numpy(model.get_layer("embedding")(tokens))
     _, scores = model.get_layer("attention_0")(x, x, return_attention_scores=True)
@@ -49,7 +50,7 @@ def test_attention_matches_the_keras_layers_scores(rng):
 
 def test_ablating_every_head_leaves_the_embeddings_and_output_biases(rng):
     model = randomised_model(rng, (3,), None)
-    weights = attention_only.AttentionOnlyWeights.from_keras(model)
+    weights = attention_only_from_keras.attention_only(model)
     tokens = rng.integers(0, 11, size=(2, 6))
     silent = weights.with_layer(0, head_analysis.ablate_heads(weights.layers[0], range(3)))
     logits, _ = attention_only.numpy_forward(silent, tokens)
@@ -59,7 +60,7 @@ def test_ablating_every_head_leaves_the_embeddings_and_output_biases(rng):
 
 
 def test_tokens_of_the_wrong_shape_are_rejected(rng):
-    weights = attention_only.AttentionOnlyWeights.from_keras(randomised_model(rng, (1,), None))
+    weights = attention_only_from_keras.attention_only(randomised_model(rng, (1,), None))
     with pytest.raises(ValueError, match="shape \\(B, 6\\)"):
         attention_only.numpy_forward(weights, np.zeros((2, 5), int))
     with pytest.raises(ValueError, match="integer ids"):
@@ -71,7 +72,7 @@ def test_tokens_of_the_wrong_shape_are_rejected(rng):
 @pytest.mark.parametrize("readout_position", [None, 2])
 def test_numpy_forward_matches_keras_with_a_mark_embedding(rng, num_heads, readout_position):
     model = randomised_model(rng, num_heads, readout_position, vocab_size=10, mark_embedding=True)
-    weights = attention_only.AttentionOnlyWeights.from_keras(model)
+    weights = attention_only_from_keras.attention_only(model)
     assert weights.token_embeddings.shape == (5, 12) and weights.mark_embedding.shape == (12,)
     tokens = rng.integers(0, 10, size=(9, 6)).astype("int32")           # ids 5..9: marked 0..4
     logits, _ = attention_only.numpy_forward(weights, tokens)
@@ -92,7 +93,7 @@ def test_the_mark_embedding_is_an_option_that_changes_nothing_when_off():
     marked = keras_attention_only.build_model(10, 6, 5, d_model=12, num_heads=(2,), key_dim=4,
                                               mark_embedding=True)
     # Without the option: one vector per id, no mark, the weights of the chapter 5 model.
-    plain_weights = attention_only.AttentionOnlyWeights.from_keras(plain)
+    plain_weights = attention_only_from_keras.attention_only(plain)
     assert plain_weights.token_embeddings.shape == (10, 12) and plain_weights.mark_embedding is None
     assert [w.path for w in plain.weights] == [w.path for w in marked.weights
                                                 if w.path != "embedding/mark_embedding"]
@@ -101,7 +102,7 @@ def test_the_mark_embedding_is_an_option_that_changes_nothing_when_off():
 
 
 def test_token_ids_outside_the_vocabulary_are_rejected(rng):
-    weights = attention_only.AttentionOnlyWeights.from_keras(
+    weights = attention_only_from_keras.attention_only(
         randomised_model(rng, (1,), None, vocab_size=10, mark_embedding=True))
     attention_only.numpy_forward(weights, np.full((1, 6), 9))            # the last marked id
     with pytest.raises(ValueError, match="ids in \\[0, 10\\)"):

@@ -13,6 +13,8 @@ from attention_course.data import bilingual
 from attention_course.models import transformer as kt
 from attention_course.models.bert import BertEncoder, BertForMaskedLM, MaskedLMBatches
 from attention_course.normalization import layer_norm
+from attention_course.weights import from_keras
+from attention_course.weights.from_keras import bert as bert_from_keras
 from conftest import numpy, randomise, tolerance
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
@@ -166,7 +168,7 @@ def test_embeddings_sum_three_tables_then_normalize(weights, tokenizer):
 
 
 def test_keras_round_trip_copies_every_weight(weights, keras_model):
-    back = BertEncoderWeights.from_keras(keras_model)
+    back = bert_from_keras.bert_encoder(keras_model)
     np.testing.assert_array_equal(back.embeddings.word, weights.embeddings.word)
     np.testing.assert_array_equal(back.embeddings.token_type, weights.embeddings.token_type)
     assert back.embeddings.norm.epsilon == pytest.approx(1e-12)
@@ -207,7 +209,7 @@ def test_random_keras_encoder_matches_numpy(rng, case, padded, segments):
     randomise(model, rng)
     expected, scores = model(ids, type_ids, return_attention_scores=True)
 
-    weights = BertEncoderWeights.from_keras(model)
+    weights = bert_from_keras.bert_encoder(model)
     assert weights.blocks[0].attention_norm.epsilon == pytest.approx(1e-6)
     out = bert_encoder(ids, weights, type_ids)
     assert out.last_hidden_state.shape == (B, T, d) and out.attention.shape == (layers, B, heads, T, T)
@@ -221,8 +223,8 @@ def test_from_numpy_rejects_mismatched_weights(rng):
     other = BertEncoder(20, 8, 2, 16, 1, max_length=6)
     other(np.ones((1, 3), "int32"))
     with pytest.raises(ValueError, match="blocks"):
-        small.set_numpy_weights(BertEncoderWeights.from_keras(other))
-    weights = BertEncoderWeights.from_keras(small)
+        small.set_numpy_weights(bert_from_keras.bert_encoder(other))
+    weights = bert_from_keras.bert_encoder(small)
     weights.embeddings.position = weights.embeddings.position[:4]
     with pytest.raises(ValueError, match="position_embedding"):
         small.set_numpy_weights(weights)
@@ -257,7 +259,7 @@ def test_feed_forward_activation_matches_keras(rng, activation):
     x = rng.normal(size=(2, 5, 6)).astype("float32")
     ffn(x)
     randomise(ffn, rng)
-    weights = nt.FeedForwardWeights.from_keras(ffn)
+    weights = from_keras.feed_forward(ffn)
     assert weights.activation == activation
     np.testing.assert_allclose(nt.feed_forward(x, weights), numpy(ffn(x)), **TOL)
     other = nt.FeedForwardWeights(weights.kernel_1, weights.bias_1, weights.kernel_2, weights.bias_2,
@@ -273,7 +275,7 @@ def test_gelu_encoder_block_matches_keras(rng, pre_ln):
     block(x, mask)
     randomise(block, rng)
     expected, scores = block(x, mask, return_attention_scores=True)
-    out, attention = nt.encoder_block(x, nt.EncoderBlockWeights.from_keras(block), mask, pre_ln=pre_ln)
+    out, attention = nt.encoder_block(x, from_keras.encoder_block(block), mask, pre_ln=pre_ln)
     np.testing.assert_allclose(out, numpy(expected), **TOL)
     np.testing.assert_allclose(attention, numpy(scores), **TOL)
 

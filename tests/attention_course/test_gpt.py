@@ -16,6 +16,8 @@ from attention_course import transformer as nt
 from attention_course.data.shakespeare import load_splits
 from attention_course.models import transformer as kt
 from attention_course.models.gpt import GPT
+from attention_course.weights import from_keras
+from attention_course.weights.from_keras import gpt as gpt_from_keras
 from conftest import numpy, randomise
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
@@ -35,7 +37,7 @@ def small_gpt(rng, vocab_size=11, max_length=12, d_model=16, num_heads=4, num_la
 @pytest.fixture(scope="module")
 def reference_gpt():
     model = small_gpt(np.random.default_rng(3))
-    return model, ng.GPTWeights.from_keras(model)
+    return model, gpt_from_keras.gpt(model)
 
 
 # ----------------------------------------------------------------------------
@@ -58,7 +60,7 @@ def test_decoder_block_without_memory_matches_keras(rng, pre_ln, B, T, d, heads)
     expected, expected_scores, none = block(y, return_attention_scores=True)
     assert none is None
 
-    weights = nt.DecoderBlockWeights.from_keras(block)
+    weights = from_keras.decoder_block(block)
     assert not weights.has_cross_attention
     got, scores, cross = nt.decoder_block(y, None, weights, pre_ln=pre_ln)
     assert cross is None and got.shape == (B, T, d) and scores.shape == (B, heads, T, T)
@@ -75,7 +77,7 @@ def test_block_without_memory_is_the_block_with_its_cross_attention_removed(rng)
     y, memory = rng.normal(size=(2, T, d)).astype("float32"), rng.normal(size=(2, 3, d)).astype("float32")
     full(y, memory)
     randomise(full, rng)
-    weights = nt.DecoderBlockWeights.from_keras(full)
+    weights = from_keras.decoder_block(full)
     # with the cross-attention's output projection zeroed, it adds only its bias, which we zero too
     weights.cross_attention.output_kernel[:] = 0
     weights.cross_attention.output_bias[:] = 0
@@ -96,7 +98,7 @@ def test_block_without_memory_is_the_block_with_its_cross_attention_removed(rng)
 def test_memory_and_cross_attention_must_go_together(rng, call, message):
     block = kt.DecoderBlock(8, 2, 16)
     block(np.zeros((2, 3, 8), "float32"), np.zeros((2, 3, 8), "float32"))
-    w = nt.DecoderBlockWeights.from_keras(block)
+    w = from_keras.decoder_block(block)
     wo = nt.DecoderBlockWeights(w.self_attention, w.self_attention_norm, None, None,
                                 w.feed_forward, w.feed_forward_norm)
     with pytest.raises(ValueError, match=message):
@@ -122,7 +124,7 @@ def test_keras_block_checks_memory():
     (2, 12, 16, 4, 2), (3, 5, 16, 1, 1), (1, 1, 8, 2, 3), (4, 7, 24, 3, 2)])
 def test_numpy_gpt_matches_keras(rng, B, T, d_model, heads, layers):
     model = small_gpt(rng, d_model=d_model, num_heads=heads, num_layers=layers)
-    weights = ng.GPTWeights.from_keras(model)
+    weights = gpt_from_keras.gpt(model)
     assert weights.num_layers == layers and weights.max_length == 12 and weights.vocab_size == 11
     tokens = rng.integers(0, 11, size=(B, T))
     logits, attention = ng.gpt_forward(tokens, weights)
@@ -160,7 +162,7 @@ def test_gpt_weights_checks(reference_gpt):
         ng.GPTWeights(w.token_embedding, w.position_embedding, w.blocks, w.final_norm,
                       w.classifier_kernel[:, :5], w.classifier_bias)
     with pytest.raises(ValueError, match="no weights yet"):
-        ng.GPTWeights.from_keras(GPT(5))
+        gpt_from_keras.gpt(GPT(5))
 
 
 # ----------------------------------------------------------------------------
@@ -283,7 +285,7 @@ def test_committed_weights_load_into_keras_and_numpy_alike(saved):
     assert char_gpt.WEIGHTS_FILE.stat().st_size < 2_000_000
     splits = load_splits()
     assert vocab == splits.vocab.chars                 # the alphabet the model was trained on
-    weights = ng.GPTWeights.from_keras(model)
+    weights = gpt_from_keras.gpt(model)
     assert weights.max_length == config.block_size and weights.vocab_size == len(vocab)
     with np.load(char_gpt.WEIGHTS_FILE) as arrays:
         assert all(arrays[name].dtype == np.float16 for name in arrays.files)
@@ -319,7 +321,7 @@ TINY = ["--num-layers", "1", "--num-heads", "2", "--d-model", "16", "--block-siz
 def test_training_script_runs_and_is_reproducible(tmp_path):
     """The script's whole code path, with tiny settings, twice: the same weights both times."""
     outputs = [tmp_path / "a", tmp_path / "b"]
-    runs = [subprocess.Popen([sys.executable, "-m", "attention_course.data.train_char_gpt", *TINY,
+    runs = [subprocess.Popen([sys.executable, str(ROOT / "scripts" / "train_char_gpt.py"), *TINY,
                               "--output", str(output)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=ROOT,
                              env=dict(os.environ, ATTENTION_COURSE_CACHE=str(output / "cache")))
@@ -340,7 +342,7 @@ def test_training_script_runs_and_is_reproducible(tmp_path):
     assert record["recipe_key"] == char_gpt.trained_gpt(config, load_splits(), shipped=shipped).recipe_key
     assert config.d_model == 16 and model.count_params() > 0
     tokens = np.arange(10)[None] % len(vocab)
-    np.testing.assert_allclose(ng.gpt_forward(tokens, ng.GPTWeights.from_keras(model))[0],
+    np.testing.assert_allclose(ng.gpt_forward(tokens, gpt_from_keras.gpt(model))[0],
                                numpy(model(tokens)), **MODEL_TOL)
 
 
@@ -348,7 +350,7 @@ def test_shipped_weights_of_another_recipe_are_refused(tmp_path):
     """A change to the recipe (here: one more training step) makes the shipped run stale, by name."""
     record = json.loads(char_gpt.HISTORY_FILE.read_text())
     record["config"]["steps"] += 1
-    shipped = cache.ShippedRun(char_gpt.WEIGHTS_FILE, tmp_path / "char_gpt.json", "python -m attention_course.data.train_char_gpt")
+    shipped = cache.ShippedRun(char_gpt.WEIGHTS_FILE, tmp_path / "char_gpt.json", "python scripts/train_char_gpt.py")
     shipped.record_file.write_text(json.dumps(record))
-    with pytest.raises(cache.StaleShippedRun, match="another recipe.*attention_course.data.train_char_gpt"):
+    with pytest.raises(cache.StaleShippedRun, match="another recipe.*scripts/train_char_gpt.py"):
         char_gpt.load(shipped)

@@ -6,6 +6,7 @@ import pytest
 
 from attention_course.multi_head import (MultiHeadAttentionWeights, merge_heads,
                                          multi_head_attention, split_heads)
+from attention_course.weights import from_keras
 from conftest import randomise, tolerance
 
 
@@ -70,7 +71,7 @@ def test_matches_keras(rng, case, mask_kind, dtype):
                                           attention_mask=query_mask[:, :, None] & value_mask[:, None, :])
         numpy_kwargs = {"query_mask": query_mask, "value_mask": value_mask}
 
-    weights = MultiHeadAttentionWeights.from_keras(layer)
+    weights = from_keras.multi_head_attention(layer)
     out, scores = multi_head_attention(query, value, weights, key=key, **numpy_kwargs)
     assert out.dtype == np.dtype(dtype) and scores.shape == (B, heads, T, S)
     np.testing.assert_allclose(scores, keras.ops.convert_to_numpy(expected_scores), **keras_tolerance(dtype))
@@ -103,7 +104,7 @@ def test_key_defaults_to_value(rng):
     x, y = rng.normal(size=(2, 3, 8)).astype("float32"), rng.normal(size=(2, 5, 8)).astype("float32")
     layer(x, y)
     randomise(layer, rng)
-    out, _ = multi_head_attention(x, y, MultiHeadAttentionWeights.from_keras(layer))
+    out, _ = multi_head_attention(x, y, from_keras.multi_head_attention(layer))
     np.testing.assert_allclose(out, keras.ops.convert_to_numpy(layer(x, y)), rtol=1e-5, atol=1e-6)
 
 
@@ -139,7 +140,7 @@ def test_causal_output_ignores_the_future(rng):
 
 def test_from_keras_needs_a_built_layer():
     with pytest.raises(ValueError, match="no weights yet"):
-        MultiHeadAttentionWeights.from_keras(keras_mha(2, 4))
+        from_keras.multi_head_attention(keras_mha(2, 4))
 
 
 @pytest.mark.parametrize("query_shape, value_shape, kwargs, message", [
@@ -184,7 +185,7 @@ def test_self_attention_path_matches_keras(rng, call, key_dim, value_dim, use_bi
         keep = np.arange(T) < rng.integers(1, T + 1, size=B)[:, None]
         kwargs["attention_mask"] = keep[:, None, :] & np.ones((B, T, 1), bool)
     expected, expected_scores = layer(x, x, return_attention_scores=True, **kwargs)
-    weights = MultiHeadAttentionWeights.from_keras(layer)
+    weights = from_keras.multi_head_attention(layer)
     out, scores = multi_head_attention(x, x, weights, key=None if call == "key omitted" else x, **kwargs)
     np.testing.assert_allclose(scores, keras.ops.convert_to_numpy(expected_scores), **keras_tolerance(dtype))
     np.testing.assert_allclose(out, keras.ops.convert_to_numpy(expected), **keras_tolerance(dtype))

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from attention_course.normalization import LayerNormWeights, batch_norm, layer_norm
+from attention_course.weights import from_keras
 from conftest import tolerance
 
 SHAPE = (3, 5, 6)
@@ -37,7 +38,7 @@ def test_layer_norm_matches_keras(rng, dtype, epsilon, axis, center, scale):
     layer(x)
     randomise(layer, rng)
     expected = keras.ops.convert_to_numpy(layer(x))
-    weights = LayerNormWeights.from_keras(layer)
+    weights = from_keras.layer_norm(layer)
     assert (weights.gamma is None) != scale and (weights.beta is None) != center
     got = weights(x)
     assert got.dtype == np.dtype(dtype) and got.shape == x.shape
@@ -109,4 +110,4 @@ def test_bad_arguments_raise(call, message):
 
 def test_from_keras_needs_a_built_layer():
     with pytest.raises(ValueError, match="no weights yet"):
-        LayerNormWeights.from_keras(keras.layers.LayerNormalization())
+        from_keras.layer_norm(keras.layers.LayerNormalization())

@@ -6,6 +6,7 @@ import pytest
 
 from attention_course.masks import causal_mask, padding_mask
 from attention_course.self_attention import SelfAttentionWeights, self_attention
+from attention_course.weights import from_keras
 from conftest import tolerance
 
 
@@ -51,7 +52,7 @@ def test_matches_keras(rng, shape, mask_kind, dtype):
     kwargs = {} if mask is None else {"attention_mask": mask}
     expected, expected_attention = layer(x, x, return_attention_scores=True, **kwargs)
 
-    weights = SelfAttentionWeights.from_keras(layer)
+    weights = from_keras.self_attention(layer)
     assert weights.W_query.shape == (d_model, d_k) and weights.W_value.shape == (d_model, d_v)
     assert weights.W_output.shape == (d_v, d_model)
     output, attention = self_attention(x, weights, mask=mask)
@@ -99,15 +100,15 @@ def test_causal_mask_breaks_permutation_equivariance(rng):
 def test_from_keras_rejects_layers_that_are_not_one_plain_head(rng):
     x = rng.normal(size=(1, 3, 4)).astype("float32")
     with pytest.raises(ValueError, match="no weights yet"):
-        SelfAttentionWeights.from_keras(keras.layers.MultiHeadAttention(num_heads=1, key_dim=2))
+        from_keras.self_attention(keras.layers.MultiHeadAttention(num_heads=1, key_dim=2))
     two_heads = keras.layers.MultiHeadAttention(num_heads=2, key_dim=2, use_bias=False)
     two_heads(x, x)
     with pytest.raises(ValueError, match="one head"):
-        SelfAttentionWeights.from_keras(two_heads)
+        from_keras.self_attention(two_heads)
     with_bias = keras.layers.MultiHeadAttention(num_heads=1, key_dim=2)
     with_bias(x, x)
     with pytest.raises(ValueError, match="use_bias=False"):
-        SelfAttentionWeights.from_keras(with_bias)
+        from_keras.self_attention(with_bias)
 
 
 def test_wrong_shapes_raise_clear_errors():

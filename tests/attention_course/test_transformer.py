@@ -8,6 +8,7 @@ from attention_course import transformer as nt
 from attention_course.decoding import beam_search, greedy_decode
 from attention_course.models import transformer as kt
 from attention_course.multi_head import MultiHeadAttentionWeights, multi_head_attention
+from attention_course.weights import from_keras
 from conftest import numpy, randomise
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
@@ -45,7 +46,7 @@ def test_encoder_block_matches_keras(rng, case, masked, pre_ln):
     randomise(block, rng)
     expected, expected_scores = block(x, mask, return_attention_scores=True)
 
-    weights = nt.EncoderBlockWeights.from_keras(block)
+    weights = from_keras.encoder_block(block)
     got, scores = nt.encoder_block(x, weights, padding_mask=mask, pre_ln=pre_ln)
     assert got.shape == (B, S, d) and scores.shape == (B, heads, S, S) and got.dtype == np.float32
     np.testing.assert_allclose(got, numpy(expected), **TOL)
@@ -61,7 +62,7 @@ def test_pre_and_post_ln_differ(rng):
     x = rng.normal(size=(2, 5, 8)).astype("float32")
     block(x)
     randomise(block, rng)
-    weights = nt.EncoderBlockWeights.from_keras(block)
+    weights = from_keras.encoder_block(block)
     post, _ = nt.encoder_block(x, weights, pre_ln=False)
     pre, _ = nt.encoder_block(x, weights, pre_ln=True)
     assert not np.allclose(post, pre)
@@ -83,7 +84,7 @@ def test_feed_forward_is_position_wise(rng):
     x = rng.normal(size=(2, 5, 6)).astype("float32")
     ffn(x)
     randomise(ffn, rng)
-    weights = nt.FeedForwardWeights.from_keras(ffn)
+    weights = from_keras.feed_forward(ffn)
     out = nt.feed_forward(x, weights)
     np.testing.assert_allclose(out, numpy(ffn(x)), **TOL)
     permutation = rng.permutation(5)
@@ -115,7 +116,7 @@ def test_decoder_block_matches_keras(rng, case, masked, pre_ln, causal):
     randomise(block, rng)
     expected, expected_self, expected_cross = block(y, memory, mask, return_attention_scores=True)
 
-    weights = nt.DecoderBlockWeights.from_keras(block)
+    weights = from_keras.decoder_block(block)
     got, self_scores, cross_scores = nt.decoder_block(y, memory, weights, source_mask=mask,
                                                       pre_ln=pre_ln, causal=causal)
     assert self_scores.shape == (B, heads, T, T) and cross_scores.shape == (B, heads, T, S)
@@ -136,7 +137,7 @@ def test_decoder_block_is_causal(rng, implementation):
     memory = rng.normal(size=(B, S, d)).astype("float32")
     block(y, memory)
     randomise(block, rng)
-    weights = nt.DecoderBlockWeights.from_keras(block)
+    weights = from_keras.decoder_block(block)
 
     def run(inputs, causal=True):
         if implementation == "keras":
@@ -158,7 +159,7 @@ def test_unscaled_attention_drops_the_square_root(rng):
     x = rng.normal(size=(2, 5, 8)).astype("float32")
     layer(x, x)
     randomise(layer, rng)
-    weights = MultiHeadAttentionWeights.from_keras(layer)
+    weights = from_keras.multi_head_attention(layer)
     # softmax(Q K^T) is scaled attention with queries multiplied by sqrt(key_dim).
     weights.query_kernel *= 2.0
     weights.query_bias *= 2.0
@@ -196,7 +197,7 @@ def small_model(rng, **settings):
 def test_numpy_forward_matches_keras_model(rng, positions, pre_ln, num_layers):
     model, source, decoder_input = small_model(rng, positions=positions, pre_ln=pre_ln,
                                                num_layers=num_layers)
-    weights = nt.TransformerWeights.from_keras(model)
+    weights = from_keras.transformer(model)
     assert len(weights.encoder) == len(weights.decoder) == num_layers
     assert (weights.final_encoder_norm is not None) == pre_ln
     logits, attention = nt.transformer_forward(source, decoder_input, weights)
@@ -226,14 +227,14 @@ def test_model_switches_change_the_output(reference_model):
 def test_numpy_forward_refuses_unscaled_attention(rng):
     model, _, _ = small_model(rng, scale_attention=False)
     with pytest.raises(ValueError, match="scaled attention only"):
-        nt.TransformerWeights.from_keras(model)
+        from_keras.transformer(model)
 
 
 @pytest.mark.parametrize("implementation", ["numpy", "keras"])
 def test_changing_future_target_tokens_leaves_earlier_logits_unchanged(rng, reference_model,
                                                                       implementation):
     model, source, decoder_input = reference_model
-    weights = nt.TransformerWeights.from_keras(model)
+    weights = from_keras.transformer(model)
 
     def logits(tokens):
         if implementation == "keras":
@@ -316,7 +317,7 @@ def test_cached_step_refuses_a_decoder_without_the_causal_mask(rng):
      "kernel_2 must have shape"),
 ])
 def test_wrong_shapes_raise_clear_errors(reference_model, call, message):
-    weights = nt.TransformerWeights.from_keras(reference_model[0])
+    weights = from_keras.transformer(reference_model[0])
     with pytest.raises(ValueError, match=message):
         call(weights)
 

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from attention_course import vision
 from attention_course.models.vision import RandomShift, VisionTransformer, small_cnn
+from attention_course.weights.from_keras import vision as vision_from_keras
 from conftest import numpy
 
 # A whole model stacks many float32 layers; its logits agree to a few 1e-6 (as in test_transformer).
@@ -139,7 +140,7 @@ def random_vit(rng, case, pre_ln):
 def test_vit_forward_matches_keras(rng, case, pre_ln):
     model, images = random_vit(rng, case, pre_ln)
     expected, expected_scores = model(images, return_attention_scores=True)
-    weights = vision.ViTWeights.from_keras(model)
+    weights = vision_from_keras.vision_transformer(model)
     logits, attention = vision.vit_forward(images, weights)
     B, layers = len(images), len(model.encoder_blocks)
     T = model.num_patches + 1
@@ -154,7 +155,7 @@ def test_vit_forward_matches_keras(rng, case, pre_ln):
 def test_embedding_is_patchify_then_projection(rng):
     """The Keras patch convolution == patchify times the flattened kernel; class token first."""
     model, images = random_vit(rng, "digits", True)
-    weights = vision.ViTWeights.from_keras(model)
+    weights = vision_from_keras.vision_transformer(model)
     np.testing.assert_allclose(vision.embed_patches(images, weights), numpy(model.embed(images)), **TOL)
     x = vision.embed_patches(images, weights)
     np.testing.assert_allclose(x[:, 0], np.broadcast_to(weights.class_token + weights.positions[0],
@@ -164,7 +165,7 @@ def test_embedding_is_patchify_then_projection(rng):
 def test_without_positions_the_vit_ignores_where_patches_are(rng):
     """Equal position vectors everywhere: shuffling the patches cannot change the logits."""
     model, images = random_vit(rng, "digits", True)
-    weights = vision.ViTWeights.from_keras(model)
+    weights = vision_from_keras.vision_transformer(model)
     logits, _ = vision.vit_forward(images, weights)
     order = rng.permutation(16)
     shuffled = vision.unpatchify(vision.patchify(images, 2)[:, order], 2, 8, 8)
@@ -176,7 +177,7 @@ def test_without_positions_the_vit_ignores_where_patches_are(rng):
 
 def test_vit_rejects_bad_input(rng):
     model, images = random_vit(rng, "digits", True)
-    weights = vision.ViTWeights.from_keras(model)
+    weights = vision_from_keras.vision_transformer(model)
     with pytest.raises(ValueError, match="positions for 16"):
         vision.vit_forward(np.zeros((1, 12, 12, 1), "float32"), weights)
     with pytest.raises(ValueError, match="channels"):
@@ -184,7 +185,7 @@ def test_vit_rejects_bad_input(rng):
     with pytest.raises(ValueError, match="cannot be cut"):
         VisionTransformer(image_size=8, patch_size=3)
     with pytest.raises(ValueError, match="no weights"):
-        vision.ViTWeights.from_keras(VisionTransformer())
+        vision_from_keras.vision_transformer(VisionTransformer())
 
 
 # ----------------------------------------------------------------------------

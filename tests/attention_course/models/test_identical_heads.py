@@ -9,6 +9,7 @@ import pytest
 from attention_course import attention_only
 from attention_course.data import marker_task
 from attention_course.models import attention_only as keras_attention_only
+from attention_course.weights.from_keras import attention_only as attention_only_from_keras
 
 PER_HEAD = {"query_kernel": 1, "key_kernel": 1, "value_kernel": 1,          # (d_model, N, width)
             "query_bias": 0, "key_bias": 0, "value_bias": 0, "output_kernel": 0}   # (N, ...)
@@ -30,8 +31,8 @@ def marker_model(seed, num_heads=4, key_dim=4, identical=False, source=0):
 
 @pytest.mark.parametrize("source", [0, 2])
 def test_every_head_becomes_a_copy_of_the_source_head(source):
-    before = attention_only.AttentionOnlyWeights.from_keras(marker_model(0)).layers[0]
-    after = attention_only.AttentionOnlyWeights.from_keras(marker_model(0, identical=True,
+    before = attention_only_from_keras.attention_only(marker_model(0)).layers[0]
+    after = attention_only_from_keras.attention_only(marker_model(0, identical=True,
                                                                          source=source)).layers[0]
     for name in PER_HEAD:
         for head in heads(after, name):
@@ -41,7 +42,7 @@ def test_every_head_becomes_a_copy_of_the_source_head(source):
 
 def test_identical_heads_are_one_head_with_four_times_its_output():
     """Four copies of a head add up to that head, once, with its output kernel times 4."""
-    weights = attention_only.AttentionOnlyWeights.from_keras(marker_model(1, identical=True))
+    weights = attention_only_from_keras.attention_only(marker_model(1, identical=True))
     layer = weights.layers[0]
     one_head = dataclasses.replace(
         layer, **{name: getattr(layer, name)[:, :1] for name in ("query_kernel", "key_kernel",
@@ -62,7 +63,7 @@ def train(model, seed):
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(data.tokens, data.targets, sample_weight=data.sample_weight, batch_size=64, epochs=2,
               verbose=0)
-    return attention_only.AttentionOnlyWeights.from_keras(model).layers[0]
+    return attention_only_from_keras.attention_only(model).layers[0]
 
 
 def test_identical_heads_stay_exactly_identical_through_training():
@@ -74,7 +75,7 @@ def test_identical_heads_stay_exactly_identical_through_training():
     can tell them apart.
     """
     model = marker_model(2, identical=True)
-    start = attention_only.AttentionOnlyWeights.from_keras(model).layers[0]
+    start = attention_only_from_keras.attention_only(model).layers[0]
     trained = train(model, seed=2)
     assert not np.array_equal(trained.query_kernel, start.query_kernel)      # it did train
     for name in PER_HEAD:

@@ -16,7 +16,7 @@ def test_a_variable_becomes_an_array_with_its_values_and_none_stays_none():
 
 
 def test_only_the_weights_package_reads_keras_models():
-    """The NumPy reference modules know no Keras attribute path: every mapping is in weights/from_keras.py."""
+    """The NumPy reference modules know no Keras attribute path: every mapping is in weights/from_keras/."""
     from pathlib import Path
 
     import attention_course

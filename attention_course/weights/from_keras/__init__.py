@@ -1,8 +1,17 @@
-"""Every Keras-to-NumPy name mapping of the course, in one file: which Keras weight is which NumPy array.
+"""Every Keras-to-NumPy name mapping of the course: which Keras weight is which NumPy array.
 
 Each function reads a built Keras layer or model of :mod:`attention_course.models`
-(or a ``keras.layers`` layer) into the weights dataclass of its NumPy twin; the
-``from_keras`` classmethods of those dataclasses call these.  Only this file
+(or a ``keras.layers`` layer) into the weights dataclass of its NumPy twin.
+This module holds the layers, the Transformer blocks and the encoder--decoder;
+a model that one chapter uses has its reader in a submodule of its own
+(``from_keras.attention_only``, ``.bert``, ``.gpt``, ``.vision``), so that a page
+depends only on the NumPy modules it reads weights into.  The chapters and
+tests call these directly (``from_keras.encoder_block(block)``, and
+``gpt_from_keras.gpt(model)`` after ``from attention_course.weights.from_keras
+import gpt as gpt_from_keras``).  The NumPy
+modules import nothing from here, so the dependency runs one way: an edit to
+``vision.py`` changes what depends on the vision transformer, not every page
+that reads weights out of Keras.  Only this package
 knows the Keras models' attribute paths; every array goes through
 :func:`~attention_course.weights.keras_weights.to_numpy`.
 """
@@ -11,16 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention_only import AttentionOnlyWeights
-from ..bert import BertEmbeddingWeights, BertEncoderWeights
-from ..gpt import GPTWeights
-from ..multi_head import MultiHeadAttentionWeights
-from ..normalization import LayerNormWeights
-from ..positional_encoding import sinusoidal_encoding
-from ..self_attention import SelfAttentionWeights
-from ..transformer import DecoderBlockWeights, EncoderBlockWeights, FeedForwardWeights, TransformerWeights
-from ..vision import ViTWeights
-from .keras_weights import to_numpy
+from ...multi_head import MultiHeadAttentionWeights
+from ...normalization import LayerNormWeights
+from ...positional_encoding import sinusoidal_encoding
+from ...self_attention import SelfAttentionWeights
+from ...transformer import DecoderBlockWeights, EncoderBlockWeights, FeedForwardWeights, TransformerWeights
+from ..keras_weights import to_numpy
 
 NOT_BUILT = "the Keras layer has no weights yet: call it once (or build it) first"
 
@@ -130,63 +135,3 @@ def transformer(model) -> TransformerWeights:
         final_encoder_norm=norm(model.final_encoder_norm),
         final_decoder_norm=norm(model.final_decoder_norm),
         pre_ln=model.pre_ln, scale_embeddings=model.scale_embeddings, causal=model.causal)
-
-
-# ---------------------------------------------------------------------------
-# The other models
-# ---------------------------------------------------------------------------
-
-def attention_only(model) -> AttentionOnlyWeights:
-    """A model made by :func:`attention_course.models.attention_only.build_model`
-    (with its mark embedding, if it has one)."""
-    import keras
-
-    embedding = model.get_layer("embedding")
-    attention_layers = [layer for layer in model.layers if isinstance(layer, keras.layers.MultiHeadAttention)]
-    readout = model.get_layer("readout")
-    mark = to_numpy(embedding.mark_embedding) if embedding.with_mark else None
-    return AttentionOnlyWeights(to_numpy(embedding.token_embeddings), to_numpy(embedding.position_embeddings),
-                                [multi_head_attention(layer) for layer in attention_layers],
-                                to_numpy(readout.kernel), to_numpy(readout.bias),
-                                getattr(model, "readout_position", None), mark)
-
-
-def bert_encoder(model) -> BertEncoderWeights:
-    """A built :class:`attention_course.models.bert.BertEncoder`."""
-    if not model.built:
-        raise ValueError("the Keras model has no weights yet: call it once first")
-    e = model.embedding
-    embeddings = BertEmbeddingWeights(
-        to_numpy(e.word_embedding.embeddings), to_numpy(e.position_embedding.embeddings),
-        to_numpy(e.token_type_embedding.embeddings), layer_norm(e.norm))
-    return BertEncoderWeights(embeddings, [encoder_block(b) for b in model.blocks])
-
-
-def gpt(model) -> GPTWeights:
-    """A built :class:`attention_course.models.gpt.GPT`."""
-    if not model.built:
-        raise ValueError("the Keras model has no weights yet: call it once first")
-    return GPTWeights(
-        token_embedding=to_numpy(model.embedding.token_embedding.embeddings),
-        position_embedding=to_numpy(model.embedding.position_embedding.embeddings),
-        blocks=[decoder_block(block) for block in model.blocks],
-        final_norm=layer_norm(model.final_norm),
-        classifier_kernel=to_numpy(model.classifier.kernel),
-        classifier_bias=to_numpy(model.classifier.bias))
-
-
-def vision_transformer(model) -> ViTWeights:
-    """A built :class:`attention_course.models.vision.VisionTransformer`."""
-    if not model.built:
-        raise ValueError("the Keras model has no weights yet: call it once first")
-    kernel = to_numpy(model.patch_embedding.kernel)            # (P, P, C, d)
-    return ViTWeights(
-        patch_size=model.patch_size,
-        patch_kernel=kernel.reshape(-1, kernel.shape[-1]),
-        patch_bias=to_numpy(model.patch_embedding.bias),
-        class_token=to_numpy(model.class_token).reshape(-1),
-        positions=to_numpy(model.position_embedding),
-        encoder=[encoder_block(block) for block in model.encoder_blocks],
-        final_norm=layer_norm(model.final_norm),
-        head_kernel=to_numpy(model.head.kernel), head_bias=to_numpy(model.head.bias),
-        pre_ln=model.pre_ln)
