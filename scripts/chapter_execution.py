@@ -25,7 +25,6 @@ Book's execution cache before Sphinx reads them) and by ``check_claims.py``
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
@@ -40,7 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
-PACKAGE = "attention_course"
+sys.path.insert(0, str(ROOT))   # the repository's package, even where another is installed
+from attention_course.training.dependencies import module_closure  # noqa: E402
 CELL_TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
 
 #: environment variables that set how many threads a kernel's libraries use
@@ -68,66 +68,17 @@ def read_chapter(path: Path):
 
 # --- what a chapter depends on -------------------------------------------------------
 
-def _module_path(name: str) -> Path | None:
-    """``attention_course.x.y`` -> its file in the repository (None if it does not exist)."""
-    base = ROOT.joinpath(*name.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def _imported_modules(tree: ast.AST, module: str | None = None) -> set[str]:
-    """Names of the ``attention_course`` modules that ``tree`` imports, anywhere in it.
-
-    ``module`` is the dotted name of the module ``tree`` is (for relative imports).
-    ``from attention_course import x`` may import a submodule ``x`` or a name
-    defined in the package: both the package and ``attention_course.x`` are
-    returned, and names that are not modules are dropped later.
-    """
-    names = set()
-    package = module.rsplit(".", 1)[0] if module else None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolved against this module's package
-                if package is None:
-                    continue
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1])
-                source = f"{base}.{node.module}" if node.module else base
-            else:
-                source = node.module or ""
-            names.add(source)
-            names.update(f"{source}.{alias.name}" for alias in node.names)
-    return {name for name in names if name == PACKAGE or name.startswith(PACKAGE + ".")}
-
-
 def dependencies(sources: list[str]) -> list[Path]:
     """The package files that code ``sources`` depends on: modules, their packages, data files.
 
-    Follows imports through the package (including imports inside functions),
-    adds the ``__init__.py`` of every package on the way and the data files
-    (anything not ``.py``) in the folders of the modules found.
+    The modules are those :func:`attention_course.training.dependencies.module_closure`
+    finds (the walker the model cache uses too: imports anywhere, relative ones
+    resolved, packages on the way), plus the data files (anything not ``.py``)
+    in their folders.
     """
-    pending = set().union(*(_imported_modules(ast.parse(source)) for source in sources)) \
-        if sources else set()
-    seen: dict[str, Path] = {}
-    while pending:
-        name = pending.pop()
-        if name in seen:
-            continue
-        path = _module_path(name)
-        if path is None:
-            continue  # a function or class imported from a module, not a module
-        seen[name] = path
-        parts = name.split(".")
-        pending.update(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
-        module = name if path.name != "__init__.py" else f"{name}.__init__"
-        pending.update(_imported_modules(ast.parse(path.read_text()), module))
-    files = set(seen.values())
-    for folder in {path.parent for path in seen.values()}:
+    modules = module_closure(sources, root=ROOT)
+    files = set(modules.values())
+    for folder in {path.parent for path in modules.values()}:
         files.update(p for p in folder.iterdir()
                      if p.is_file() and p.suffix not in (".py", ".pyc"))
     return sorted(files)
@@ -138,7 +89,13 @@ def code_sources(notebook) -> list[str]:
 
 
 def chapter_key(path: Path, notebook, environment: dict[str, str]) -> str:
-    """Hash of what the chapter's outputs depend on (see the module docstring)."""
+    """Hash of what the chapter's outputs depend on (see the module docstring).
+
+    The package files count by their bytes, not by their syntax trees without
+    docstrings (as a trained model's key in ``training/cache.py`` does): a page
+    prints source code (``show_source``), docstrings and comments included, and
+    its outputs change with them; a model's weights do not.
+    """
     sources = code_sources(notebook)
     digest = hashlib.sha256()
     for source in sources:

@@ -2,6 +2,8 @@
 
 * :mod:`~attention_course.training.cache` -- ``trained_model``: build, train or
   load the weights and record of an earlier run with the same content key;
+* :mod:`~attention_course.training.dependencies` -- which package modules code
+  imports, recursively: the walker the cache's keys and the book's build share;
 * :mod:`~attention_course.training.fitting` -- what training runs share:
   compiling, the warm-up schedule, length-bucketed batches;
 * :mod:`~attention_course.training.experiments` -- the toy-translation runs of

@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import hashlib
 import importlib
-import importlib.util
 import inspect
 import json
 import os
@@ -41,6 +40,8 @@ import types
 from pathlib import Path
 
 import numpy as np
+
+from . import dependencies
 
 PACKAGE = __name__.split(".")[0]
 
@@ -111,7 +112,8 @@ class _ContentHasher:
     docstring, a comment or a blank line changes no key).
 
     * A module of this package: its code, and the package modules it
-      imports anywhere in it, recursively (so a model module's key covers the
+      imports anywhere in it (:mod:`.dependencies`, the walker the book's
+      build uses too), recursively (so a model module's key covers the
       layers it imports, and an edit to a plotting module changes no model's
       key).  Other modules: their name (the library versions are part of
       every key).
@@ -198,7 +200,8 @@ class _ContentHasher:
             return
         source = inspect.getsource(module)
         self.digest.update(_code(source).encode())
-        for name in sorted(_package_imports(module, source)):
+        imported = dependencies.imported_modules(source, module.__name__, hasattr(module, "__path__"))
+        for name in sorted(imported):
             self.feed(importlib.import_module(name), f"{module.__name__} imports {name}")
 
     def _feed_source(self, function, where: str) -> None:
@@ -270,36 +273,6 @@ def _defined_here(module) -> bool:
     if path is None:  # built into the interpreter
         return False
     return "site-packages" not in path and not path.startswith(sys.base_prefix)
-
-
-def _package_imports(module, source: str) -> set[str]:
-    """The package modules that ``module``'s source imports, at its top or inside a function."""
-    package = module.__name__ if hasattr(module, "__path__") else module.__name__.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{parent}.{base}" if base else parent
-            # ``from . import x`` may name a module x or an attribute of the package
-            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in names:
-            if name.split(".")[0] == PACKAGE and _is_module(name):
-                found.add(name)
-    found.discard(module.__name__)
-    return found
-
-
-def _is_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:  # an attribute of a module, not a module
-        return False
 
 
 def _names_used(code) -> set[str]:

@@ -8,7 +8,7 @@ matrices only, gradients clipped to norm 1), no dropout.
 
 Training takes minutes, longer than a chapter may.  :func:`trained_gpt` is
 the recipe, through :func:`attention_course.training.cache.trained_model`
-like every trained model of the book: ``python -m attention_course.data.train_char_gpt`` runs it
+like every trained model of the book: ``python scripts/train_char_gpt.py`` runs it
 once and ships the weights (float16, about 1.6 MB) and the training record
 (JSON, with the versions used and the recipe's key) into the package
 (:data:`SHIPPED`).  The chapter loads them with :func:`load`, which refuses
@@ -33,7 +33,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 WEIGHTS_FILE = DATA / "char_gpt.npz"
 HISTORY_FILE = DATA / "char_gpt.json"
 #: The run the chapter uses, trained and shipped by the script.
-SHIPPED = ShippedRun(WEIGHTS_FILE, HISTORY_FILE, "python -m attention_course.data.train_char_gpt")
+SHIPPED = ShippedRun(WEIGHTS_FILE, HISTORY_FILE, "python scripts/train_char_gpt.py")
 
 log = logging.getLogger(__name__)
 
