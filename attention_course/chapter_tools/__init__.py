@@ -11,8 +11,6 @@
 * :mod:`~attention_course.chapter_tools.plotting` -- attention heatmaps and curves;
 * :mod:`~attention_course.chapter_tools.attention_graph` -- attention weights drawn as a
   graph of tokens (chapter 5);
-* :mod:`~attention_course.chapter_tools.diagrams` -- the architecture diagrams, drawn as
-  SVG (``book/figures/``);
 * :mod:`~attention_course.chapter_tools.timing` -- ``best_time``: timing code on a busy
   machine, for the tables that set measured costs beside the formulas;
 * :mod:`~attention_course.chapter_tools.explorer` -- the interactive attention explorer

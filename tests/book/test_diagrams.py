@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.chapter_tools import diagrams
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import diagrams  # noqa: E402  (a build-time tool: scripts/diagrams.py)
 FIGURES = ROOT / "book" / "figures"
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -45,13 +46,13 @@ def test_the_committed_figures_are_what_the_code_draws(tmp_path):
     for path in written:
         assert path.read_bytes() == (FIGURES / path.name).read_bytes(), (
             f"book/figures/{path.name} is out of date: "
-            "run `python -m attention_course.chapter_tools.diagrams book/figures`")
+            "run `python scripts/diagrams.py book/figures`")
 
 
 def test_a_fresh_process_draws_the_same_bytes(tmp_path):
     """No set or dict order, time or randomness leaks into the files (another hash seed)."""
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, "-m", "attention_course.chapter_tools.diagrams", str(tmp_path)],
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "diagrams.py"), str(tmp_path)],
                    check=True, env=env, capture_output=True, cwd=ROOT)
     for name, draw in diagrams.FIGURES.items():
         assert (tmp_path / name).read_text(encoding="utf-8") == draw(), name
@@ -59,7 +60,7 @@ def test_a_fresh_process_draws_the_same_bytes(tmp_path):
 
 def test_the_command_says_how_to_use_it_without_a_folder(capsys):
     assert diagrams.main([]) == 2
-    assert "python -m attention_course.chapter_tools.diagrams FOLDER" in capsys.readouterr().err
+    assert "python scripts/diagrams.py FOLDER" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", diagrams.FIGURES)
