@@ -4,7 +4,8 @@
 #               browser tests where it can, or saying at once what to install)
 # and, for maintainers:
 #   make claims execute the chapters that train under seeds 0-7 (about an hour) and
-#               write the table of their claims (claims_by_seed.json)
+#               write the table of their claims
+#               (attention_course/chapter_tools/claims_by_seed.json)
 # Both create the virtual environment in .venv on first use and reuse it after.
 
 PYTHON ?= python3.11

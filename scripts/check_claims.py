@@ -9,7 +9,7 @@ fails is recorded instead of stopping the chapter; then one table is printed:
 every claim (``attention_course.chapter_tools.claims.claim``), its threshold, its value
 under each seed and its smallest margin, and every measurement
 (``claims.measure``: a quantity the prose says varies) with its values.  The
-table is written to ``claims_by_seed.json`` once every chapter with claims has records under
+table is written to ``attention_course/chapter_tools/claims_by_seed.json`` once every chapter with claims has records under
 seeds 0-7 (from this run or an earlier one: ``--chapters 8``
 re-measures chapter 8 only).
 
@@ -58,7 +58,7 @@ from attention_course.seeding import SEED_VARIABLE  # noqa: E402
 ROOT = chapter_execution.ROOT
 RECORDS = ROOT / "_build" / "claims-by-seed"
 RECORDS_WITH_REWRITES = ROOT / "_build" / "claims-by-seed-graph-rewrites"
-TABLE = chapter_execution.BOOK / "claims_by_seed.json"   # the status page shows it
+TABLE = claims.TABLE   # the status page shows it; a student's notebook reads it
 CLAIM_CALL = re.compile(r"\b(?:claims\.)?(?:claim|measure)\(")
 TABLE_SEEDS = list(range(8))   # the seeds of the table in claims_by_seed.json
 MIN_TABLE_SEEDS = 3   # fewer whole seeds than this and the table is not written

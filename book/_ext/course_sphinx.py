@@ -19,7 +19,8 @@
    the same numbers as ``nb-exec-table``).
 
 3. **The claims under several seeds.**  The directive ``course-claims-table``
-   becomes the table that ``make claims`` wrote to ``claims_by_seed.json``:
+   becomes the table that ``make claims`` wrote to
+   ``attention_course/chapter_tools/claims_by_seed.json``:
    every claim about a trained result, its threshold, its value under each
    seed and its smallest margin.  A missing or unreadable file is a warning,
    so the strict build fails rather than publish a page without its table.
@@ -317,7 +318,8 @@ class ChapterTimesTransform(SphinxPostTransform):
 
 # --- 3. claims under several seeds -------------------------------------------------
 
-CLAIMS_TABLE = "claims_by_seed.json"
+# shipped with the package (a student's notebook reads it when a claim does not hold)
+CLAIMS_TABLE = Path(__file__).resolve().parents[2] / "attention_course" / "chapter_tools" / "claims_by_seed.json"
 
 
 def _simple_table(header: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
@@ -342,14 +344,14 @@ class ClaimsTable(SphinxDirective):
     """
 
     def run(self):
-        path = Path(self.env.srcdir) / CLAIMS_TABLE
+        path = CLAIMS_TABLE
         self.env.note_dependency(str(path))
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             seeds, rows = data["seeds"], data["claims"]
         except (OSError, ValueError, KeyError) as error:
             LOGGER.warning("course-claims-table: cannot read %s (run `make claims`): %s",
-                           CLAIMS_TABLE, error, location=self.get_location())
+                           CLAIMS_TABLE.name, error, location=self.get_location())
             return []
         built_seed, built = self.built_values()
 

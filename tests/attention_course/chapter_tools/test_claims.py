@@ -27,18 +27,47 @@ def test_a_claim_that_holds_is_recorded_and_returns_nothing_to_display(folder):
     assert claim.margin == pytest.approx(0.2)
 
 
-def test_a_claim_that_fails_names_itself_its_value_and_threshold(folder):
+def test_a_claim_that_fails_in_the_strict_build_names_itself_its_value_and_threshold(folder, monkeypatch):
+    monkeypatch.setenv(claims.MODE_VARIABLE, "assert")   # what scripts/build_book.py sets
     with pytest.raises(AssertionError, match=r"ch8_warmup_gain .*0\.1 > 0\.2 \(seed 0\)"):
         claims.claim("ch8_warmup_gain", 0.1, ">", 0.2, "loss without minus with warm-up")
     assert not claims.load(folder)[0]["ch8_warmup_gain"].holds   # recorded all the same
 
 
-def test_record_mode_records_a_failing_claim_instead_of_raising(folder, monkeypatch):
+def test_in_a_students_notebook_a_failing_claim_prints_one_line_with_the_books_range(folder, capsys):
+    """No mode variable (Jupyter, Colab): the claim, this run's value, the table's range; no error."""
+    row = next(r for r in json.loads(claims.TABLE.read_text(encoding="utf-8"))["claims"]
+               if r["name"] == "ch1_short_accuracy")
+    values = [v for v in row["values"].values() if v is not None]
+    assert claims.claim("ch1_short_accuracy", 0.25, ">=", 0.8, "exact match, short sentences") is None
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert "exact match, short sentences" in line and "0.25" in line and ">= 0.8" in line
+    assert f"{min(values):.3g} to {max(values):.3g}" in line
+    assert "over seeds 0-" in line
+    assert not claims.load(folder)[0]["ch1_short_accuracy"].holds   # recorded all the same
+
+
+def test_in_a_students_notebook_a_claim_that_holds_prints_nothing(folder, capsys):
+    claims.claim("ch1_short_accuracy", 0.95, ">=", 0.8, "exact match, short sentences")
+    claims.measure("ch1_something", 0.1, "a measurement")
+    assert capsys.readouterr().out == ""
+
+
+def test_a_failing_claim_missing_from_the_table_still_prints_one_line(folder, capsys):
+    claims.claim("ch99_not_in_the_table", 1.0, "<", 0.5, "something new")
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "something new" in line and "not in the book's table" in line
+
+
+def test_record_mode_records_a_failing_claim_instead_of_raising(folder, monkeypatch, capsys):
     monkeypatch.setenv(claims.MODE_VARIABLE, "record")
     monkeypatch.setenv(seeding.SEED_VARIABLE, "2")
     claims.claim("ch14_cnn_ahead", -0.01, ">", 0, "CNN minus ViT")
     claim = claims.load(folder)[2]["ch14_cnn_ahead"]
     assert not claim.holds and claim.margin == pytest.approx(-0.01) and claim.seed == 2
+    assert capsys.readouterr().out == ""   # the table is make claims' report, not a line per claim
 
 
 @pytest.mark.parametrize("op, value, holds", [("<", 0.4, True), ("<", 0.5, False), ("<=", 0.5, True),
@@ -149,7 +178,7 @@ def _claim_patterns() -> dict[str, re.Pattern]:
 
 
 def test_the_claims_table_is_complete_and_every_claim_holds_with_its_margin_under_every_seed():
-    table = json.loads((ROOT / "book" / "claims_by_seed.json").read_text(encoding="utf-8"))
+    table = json.loads(claims.TABLE.read_text(encoding="utf-8"))
     patterns = _claim_patterns()
     names = [row["name"] for row in table["claims"]]
     assert len(names) == len(set(names)), "a claim is listed twice"
