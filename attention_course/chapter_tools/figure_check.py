@@ -118,7 +118,7 @@ def _is_index_image(image) -> bool:
 
 def describe(fig) -> str:
     """A figure's name for an error: its title, or its panels' titles."""
-    titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) else []
+    titles = [fig.get_suptitle()] if fig.get_suptitle() else []
     titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
     what = "; ".join(dict.fromkeys(titles)) if titles else "untitled"
     return f"figure {fig.number if hasattr(fig, 'number') else '?'} ({what[:120]})"
