@@ -9,6 +9,8 @@
   multi-seed table; ``measure``: a quantity the prose says varies, recorded
   for the same table and never asserted;
 * :mod:`~attention_course.chapter_tools.plotting` -- attention heatmaps and curves;
+* :mod:`~attention_course.chapter_tools.figure_check` -- the strict build's check that
+  every figure can be read on the site (colour bars, text size, whole-number positions);
 * :mod:`~attention_course.chapter_tools.attention_graph` -- attention weights drawn as a
   graph of tokens (chapter 5);
 * :mod:`~attention_course.chapter_tools.timing` -- ``best_time``: timing code on a busy

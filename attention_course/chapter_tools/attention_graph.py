@@ -63,7 +63,7 @@ def plot_attention_graph(weights, tokens: Sequence[str], ax=None, threshold: flo
     if queries is not None:  # the other rows are not drawn, their weight on themselves neither
         self_weights = np.where(np.isin(np.arange(len(tokens)), list(queries)), self_weights, 0.0)
     for position, (token, self_weight) in enumerate(zip(tokens, self_weights)):
-        ax.text(position, 0.0, token, ha="center", va="center", fontsize=8, zorder=4,
+        ax.text(position, 0.0, token, ha="center", va="center", fontsize=9, zorder=4,
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.3",
                       "linewidth": 0.6 + 4 * self_weight})
     span = 0.25 * (len(tokens) - 1) + 0.3  # the highest arc peaks at a quarter of its length

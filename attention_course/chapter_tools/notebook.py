@@ -73,6 +73,9 @@ def setup(seed: int | None = None) -> int:
     ``scripts/check_claims.py --graph-rewrites`` executes the chapters that
     way: the same seeds, trained with different round-off, as on another CPU,
     to show which claims depend on it (chapter 14's once did).
+
+    In the strict build (claims asserted), every figure a cell shows is
+    checked as the cell ends (:mod:`attention_course.chapter_tools.figure_check`).
     """
     import matplotlib.pyplot as plt
 
@@ -83,6 +86,10 @@ def setup(seed: int | None = None) -> int:
     np.set_printoptions(precision=4, suppress=True, linewidth=100)
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "figure.figsize": (6, 3.6),
                          "axes.spines.top": False, "axes.spines.right": False})
+    from . import figure_check
+
+    if figure_check.enabled():   # the strict build: a figure the site would show unreadable fails
+        figure_check.install()
     try:
         import keras
     except ImportError:  # NumPy-only chapters run without Keras installed

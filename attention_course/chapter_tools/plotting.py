@@ -7,15 +7,27 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .figure_check import mark_picture, mark_positional
+
+#: the smallest text the helpers draw, in points: 8 pt at the book's 110 dpi is 12 px, still
+#: 9 px or more on the site in a figure shown up to a quarter narrower than it is drawn
+SMALL_TEXT_PT = 8
+#: the tick labels of a grid of panels, which is often wider than the page and shown smaller
+GRID_TEXT_PT = 9
+
 
 def plot_attention(weights, query_tokens: Sequence[str] | None = None,
                    key_tokens: Sequence[str] | None = None, ax=None, title: str | None = None,
                    xlabel: str = "key (attended to)", ylabel: str = "query (attending)",
-                   colorbar: bool = True, annotate: bool = False):
+                   colorbar: bool = True, annotate: bool = False,
+                   colorbar_label: str = "attention weight", vmax: float | None = None):
     """Heatmap of one attention matrix ``(T_q, T_k)``: row ``i`` is query ``i``'s distribution.
 
     Token labels go on the axes (keys along the top, as in Bahdanau et al.'s
-    alignment figures); ``annotate`` writes each weight in its cell.
+    alignment figures); ``annotate`` writes each weight in its cell.  The
+    colours run from 0 to ``vmax``, by default the matrix's largest weight;
+    panels that are compared side by side pass one ``vmax`` (1.0 for weights)
+    and can then share one colour bar.
     """
     weights = np.asarray(weights)
     if weights.ndim != 2:
@@ -28,37 +40,45 @@ def plot_attention(weights, query_tokens: Sequence[str] | None = None,
         height = max(2.5, 0.32 * weights.shape[0] + 1.2)
         width = max(3.0, 0.32 * weights.shape[1] + 1.8)
         _, ax = plt.subplots(figsize=(width, height))
-    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(float(weights.max()), 1e-9),
-                      aspect="auto")
+    if vmax is None:
+        vmax = max(float(weights.max()), 1e-9)
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")
     if key_tokens is not None:
         ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90)
     if query_tokens is not None:
         ax.set_yticks(range(len(query_tokens)), query_tokens)
+    mark_positional(ax.xaxis)   # without tokens, the ticks are positions: whole numbers
+    mark_positional(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if annotate:
         for (i, j), w in np.ndenumerate(weights):
-            ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if w < 0.6 * weights.max() else "black")
+            ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=SMALL_TEXT_PT,
+                    color="white" if w < 0.6 * vmax else "black")
     if title:
         ax.set_title(title, pad=8)
     if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=colorbar_label)
     return ax
 
 
 def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[str] | None = None,
                          row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
                          cell_size: float = 2.2, suptitle: str | None = None,
-                         cmap: str = "viridis", vmin: float = 0.0, vmax: float = 1.0):
+                         cmap: str = "viridis", vmin: float = 0.0, vmax: float = 1.0,
+                         colorbar_label: str | None = "attention weight",
+                         panel_titles: Sequence[str] | None = None):
     """A grid of heatmaps, ``weights`` of shape ``(rows, cols, T_q, T_k)`` or ``(heads, T_q, T_k)``.
 
     Rows are typically layers and columns heads.  Ticks and their labels are
     drawn on the outer panels only, to keep the grid readable.  Every panel shares one
     colour scale, ``vmin``..``vmax`` (0..1 for attention weights; for example
-    ``cmap="RdBu_r", vmin=-m, vmax=m`` for a difference of two attention maps).
+    ``cmap="RdBu_r", vmin=-m, vmax=m`` for a difference of two attention maps),
+    and one colour bar shows it, labelled ``colorbar_label`` (``None``: no bar,
+    for a caller that draws its own).  ``panel_titles`` (one per panel, row by
+    row) title every panel instead of ``col_labels`` the top row.
     """
     weights = np.asarray(weights)
     if weights.ndim == 3:
@@ -72,23 +92,45 @@ def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[
     for r in range(rows):
         for c in range(cols):
             ax = axes[r, c]
-            ax.imshow(weights[r, c], cmap=cmap, vmin=vmin, vmax=vmax)
+            image = ax.imshow(weights[r, c], cmap=cmap, vmin=vmin, vmax=vmax)
             # Inner panels get no ticks at all: 72 panels of tick marks took seconds to lay out.
             if r == rows - 1:
-                ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=7)
+                ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=GRID_TEXT_PT)
             else:
                 ax.set_xticks([])
             if c == 0:
-                ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
+                ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=GRID_TEXT_PT)
             else:
                 ax.set_yticks([])
-            if r == 0 and col_labels is not None:
+            if panel_titles is not None:
+                ax.set_title(panel_titles[r * cols + c], fontsize=9)
+            elif r == 0 and col_labels is not None:
                 ax.set_title(col_labels[c], fontsize=9)
             if c == 0 and row_labels is not None:
                 ax.set_ylabel(row_labels[r], fontsize=9)
+    if colorbar_label is not None:   # one bar: every panel is on its scale
+        fig.colorbar(image, ax=axes, shrink=min(1.0, 0.5 + 0.25 * rows), label=colorbar_label)
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def show_image(ax, pixels, **imshow_options):
+    """A picture (a digit: grey levels 0..1, black ink on white; or an RGB photo) on ``ax``.
+
+    A picture, not a heat map: its grey levels are ink, so it needs no colour
+    bar (:func:`~attention_course.chapter_tools.figure_check.mark_picture`).
+    """
+    pixels = np.asarray(pixels)
+    if pixels.ndim == 2:
+        imshow_options = {"cmap": "gray_r", "vmin": 0.0, "vmax": 1.0} | imshow_options
+    return mark_picture(ax.imshow(pixels, **imshow_options))
+
+
+def integer_ticks(*axes) -> None:
+    """Whole-number ticks on each axis given (``ax.xaxis``): positions, token indices, epochs."""
+    for axis in axes:
+        mark_positional(axis)
 
 
 def plot_accuracy_by_length(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax=None,
@@ -100,6 +142,7 @@ def plot_accuracy_by_length(curves: Mapping[str, tuple[Sequence[float], Sequence
     for (name, (lengths, accuracy)), marker in zip(curves.items(), "osD^v<>"):
         ax.plot(lengths, accuracy, marker=marker, label=name)
     ax.set_xlabel("source sentence length (words)")
+    mark_positional(ax.xaxis)   # lengths are whole numbers of words
     ax.set_ylabel(ylabel)
     ax.set_ylim(-0.02 * top, 1.02 * top)
     ax.grid(alpha=0.3)
@@ -117,6 +160,7 @@ def plot_history(histories: Mapping[str, Mapping[str, Sequence[float]]], key: st
     for name, history in histories.items():
         values = history[key]
         ax.plot(np.arange(1, len(values) + 1), values, marker="o", label=name)
+    mark_positional(ax.xaxis)   # epochs are whole numbers
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)

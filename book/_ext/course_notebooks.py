@@ -6,7 +6,9 @@ wants a notebook.  So every build writes a clean ``.ipynb`` (no outputs) for
 every notebook page of the table of contents, into ``_build/html/notebooks/``
 under the page's own path, e.g. ``notebooks/chapters/01_seq2seq_rnn.ipynb``,
 with its MyST Markdown converted to what a notebook renders
-(:mod:`notebook_markdown`: the glued numbers, links and numbers of the site).
+(:mod:`notebook_markdown`: the glued numbers, links and numbers of the site),
+and below every code cell that draws a numbered figure, that figure's number
+and caption (which the site keeps in the cell's metadata).
 The student notebooks of the exercises (``book/exercises/**/*.ipynb``) are copied
 there unchanged.
 
@@ -86,12 +88,21 @@ def clean_notebook(path: Path, references=None, docname: str | None = None) -> s
     notebook = read_notebook(path)
     notebook.metadata.pop("jupytext", None)  # a plain notebook, not paired with the .md
     if references is not None:
-        from notebook_markdown import convert_markdown
+        from notebook_markdown import code_figure_caption, convert_markdown
 
+        cells = []
         for cell in notebook.cells:
+            cells.append(cell)
             if cell.cell_type == "markdown":
                 # page_dir: the images of the page's figures, embedded in the notebook
                 cell.source = convert_markdown(cell.source, references, docname, path.parent)
+            elif cell.cell_type == "code":
+                # the figure's number and caption, kept by the site in the cell's metadata,
+                # shown below the cell, where the figure appears when it runs
+                caption = code_figure_caption(cell.metadata, references, docname, path.parent)
+                if caption is not None:
+                    cells.append(nbformat.v4.new_markdown_cell(caption))
+        notebook.cells = cells
         note = [f"This notebook is a page of the course [Attention & Transformers]"
                 f"({references.url(docname + '.html')}), as a notebook."]
         if references.glue:

@@ -21,6 +21,12 @@ into what the site shows:
   caption below it, numbered as on the site (``Fig. 11.1: ...``);
 * ``(label)=`` targets -> nothing.
 
+A figure drawn by a code cell has its number and caption in the cell's
+metadata (``mystnb: figure: {name, caption}``), which Jupyter does not show:
+:func:`code_figure_caption` writes them as the Markdown of a cell that the
+notebook places after the code cell (``course_notebooks``), numbered as on
+the site.
+
 :class:`References` holds what the site knows (numbers, anchors, glued values);
 ``course_sphinx`` fills it from the Sphinx build.  Anything left unresolved is
 an error naming the role, so a new construct cannot slip through silently.
@@ -243,15 +249,41 @@ def _figure(target: str, options: dict[str, str], caption: list[str], refs: Refe
     path = page_dir / target
     if not path.is_file():
         raise UnresolvedReference(f"{where}: no such image file")
-    number = refs.figures[label]
-    if label in refs.labels:   # where the image does not render (Colab), the site's figure
-        number = f"[{number}]({refs.url(refs.labels[label][1])})"
+    number = _numbered(label, refs)
     while caption and not caption[0].strip():
         caption = caption[1:]
     while caption and not caption[-1].strip():
         caption = caption[:-1]
     text = [f"**{number}:** {caption[0]}" if caption else f"**{number}**", *caption[1:]]
     return [figure_image(path, options.get("alt", "")), "", *text]
+
+
+def _numbered(label: str, refs: References) -> str:
+    """A figure's number as the site shows it, linked to the figure on the site where known."""
+    number = refs.figures[label]
+    if label in refs.labels:   # where the image does not render (Colab), the site's figure
+        number = f"[{number}]({refs.url(refs.labels[label][1])})"
+    return number
+
+
+def code_figure_caption(metadata: dict, refs: References, docname: str,
+                        page_dir: Path | None = None) -> str | None:
+    """The caption of a figure that a code cell draws, numbered as on the site; None if none.
+
+    ``metadata`` is the code cell's metadata; its ``mystnb.figure`` holds the
+    figure's ``name`` (its label) and ``caption`` (MyST Markdown, converted).
+    """
+    figure = (metadata.get("mystnb") or {}).get("figure")
+    if not figure:
+        return None
+    label = figure.get("name")
+    where = f"{docname}: the figure of a code cell"
+    if not label:
+        raise UnresolvedReference(f"{where} has no name, so no number to show")
+    if label not in refs.figures:
+        raise UnresolvedReference(f"{where}: {label!r} is not a numbered figure of the site")
+    caption = convert_markdown(str(figure.get("caption", "")).strip(), refs, docname, page_dir)
+    return f"**{_numbered(label, refs)}:** {caption}" if caption else f"**{_numbered(label, refs)}**"
 
 
 def convert_lines(lines: list[str], refs: References, docname: str,

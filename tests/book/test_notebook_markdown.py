@@ -192,3 +192,64 @@ def test_every_figure_of_the_chapters_converts_to_its_file(refs):
             assert alt and "\n**Fig. 9.9:** " in out
             converted += 1
     assert converted >= 9
+
+
+def test_a_code_cells_figure_gets_its_number_and_caption_from_the_cells_metadata(refs):
+    from notebook_markdown import code_figure_caption
+
+    metadata = {"mystnb": {"figure": {"name": "fig-ch1-loss",
+                                      "caption": "Loss of {glue:text}`ch1_n` runs, $\\ln 2$ dotted."}}}
+    caption = code_figure_caption(metadata, refs, "chapters/01_seq2seq_rnn")
+    assert caption.startswith("**Fig. 1.2:** Loss of <span title=")
+    assert ">2000</span> runs, $\\ln 2$ dotted." in caption and not MYST_SYNTAX.search(caption)
+    linked = dataclasses.replace(refs, labels={"fig-ch1-loss": (
+        "Loss", "chapters/01_seq2seq_rnn.html#fig-ch1-loss")})
+    assert code_figure_caption(metadata, linked, "chapters/01_seq2seq_rnn").startswith(
+        f"**[Fig. 1.2]({SITE}chapters/01_seq2seq_rnn.html#fig-ch1-loss):** Loss of ")
+    assert code_figure_caption({"tags": ["hide-input"]}, refs, "chapters/01_seq2seq_rnn") is None
+    with pytest.raises(UnresolvedReference, match="fig-ch1-nowhere.*not a numbered figure"):
+        code_figure_caption({"mystnb": {"figure": {"name": "fig-ch1-nowhere", "caption": "x"}}},
+                            refs, "chapters/01_seq2seq_rnn")
+
+
+def test_the_published_notebook_shows_each_code_figures_caption_below_its_cell(refs, tmp_path):
+    import nbformat
+    from course_notebooks import clean_notebook
+
+    page = tmp_path / "01_seq2seq_rnn.md"
+    page.write_text("""---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page
+
+As {numref}`fig-ch1-loss` shows:
+
+```{code-cell} ipython3
+---
+mystnb:
+  figure:
+    name: fig-ch1-loss
+    caption: The loss, falling.
+---
+print("a figure")
+```
+
+```{code-cell} ipython3
+print("no figure")
+```
+""", encoding="utf-8")
+    notebook = nbformat.reads(clean_notebook(page, refs, "chapters/01_seq2seq_rnn"), as_version=4)
+    kinds = [(cell.cell_type, cell.source) for cell in notebook.cells[1:]]   # after the note
+    assert kinds == [("markdown", "# A page\n\nAs Fig. 1.2 shows:"),
+                     ("code", 'print("a figure")'),
+                     ("markdown", "**Fig. 1.2:** The loss, falling."),
+                     ("code", 'print("no figure")')]
+    nbformat.validate(notebook)

@@ -74,3 +74,39 @@ def test_the_published_notebook_embeds_the_figure_with_the_sites_number(site, do
     assert caption, f"the notebook of {docname} does not show {label} as {number}"
     assert base64.b64decode(caption[1]) == ((BOOK / docname).parent / path).read_bytes()
     assert html.unescape(caption[2]) == alt
+
+
+def code_cell_figures() -> list[tuple[str, str, str]]:
+    """(docname, label, code) of every figure a chapter's code cell draws (``mystnb: figure:``)."""
+    import jupytext
+
+    found = []
+    for docname in NOTEBOOKS:
+        if not docname.startswith("chapters/"):
+            continue
+        for cell in jupytext.read(BOOK / f"{docname}.md").cells:
+            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            if cell.cell_type == "code" and figure:
+                found.append((docname, figure["name"], cell.source))
+    return found
+
+
+CODE_FIGURES = code_cell_figures()
+
+
+def test_there_are_code_cell_figures_to_check():
+    assert len(CODE_FIGURES) >= 35
+
+
+@pytest.mark.parametrize("docname, label, code", CODE_FIGURES, ids=[f[1] for f in CODE_FIGURES])
+def test_the_published_notebook_numbers_and_captions_each_code_cells_figure(site, docname, label,
+                                                                           code):
+    """Below the code cell that draws it, the notebook says "Fig. 5.1: caption", the site's number."""
+    number = re.search(r'<span class="caption-number">(Fig\. [\d.]+) </span>',
+                       figure_on_page(docname, label))[1]
+    cells = nbformat.read(SITE / "notebooks" / f"{docname}.ipynb", as_version=4).cells
+    index = next(i for i, cell in enumerate(cells) if cell.cell_type == "code" and cell.source == code)
+    caption = cells[index + 1]
+    assert caption.cell_type == "markdown", f"{docname}: no caption below the figure {label}"
+    assert re.match(rf"\*\*\[{re.escape(number)}\]\([^)]*#{re.escape(label)}\):\*\* \S",
+                    caption.source), caption.source[:200]

@@ -1,0 +1,247 @@
+"""The strict build's check that every figure a chapter shows can be read on the site.
+
+Three things a reader cannot recover from a figure, each checked on every
+figure a cell leaves open (the figures Jupyter shows when the cell ends):
+
+* a heat map (an image or mesh of values: attention weights, similarities)
+  without a colour bar, in its figure, for its colour scale: the colours
+  would mean nothing.  One colour bar covers every panel that uses the same
+  colour map and the same limits, so a grid of panels compared on one scale
+  needs one bar; panels scaled each to its own maximum need one bar each
+  (and are then better drawn on one scale).  A picture (a digit, a photo)
+  is not a heat map: an RGB image is recognised as one, a grey-level picture
+  is marked with :func:`mark_picture`;
+* text smaller than :data:`MIN_TEXT_PX` pixels where the site shows the
+  figure: the site's content column is :data:`CONTENT_WIDTH_PX` wide at a
+  1280 px window, and a wider image is scaled down to fit, its text with it;
+* a fractional tick (2.5) on an axis of positions or token indices: the
+  axes of a heat map drawn with ``imshow`` (its pixels are indices) and any
+  axis marked with :func:`mark_positional`.
+
+:func:`install` (called by :func:`~attention_course.chapter_tools.notebook.setup`
+in the strict build only) makes IPython check the open figures at the end of
+every cell, inside the cell, so that a failing figure fails the cell and the
+build with an :class:`UnreadableFigure` that names the figure and its problem.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import numpy as np
+
+#: width of the book's content column, in CSS pixels, at a 1280 px window
+CONTENT_WIDTH_PX = 752
+#: the smallest text a figure may show, in CSS pixels, at that width
+MIN_TEXT_PX = 9
+#: the ``gid`` of an image that is a picture, not a heat map (:func:`mark_picture`)
+PICTURE_GID = "course-picture"
+#: set to 1, the figures are checked outside the strict build too (a helper's run of one chapter)
+CHECK_VARIABLE = "ATTENTION_COURSE_FIGURE_CHECK"
+_POSITIONAL = "_course_positional"
+
+
+class UnreadableFigure(AssertionError):
+    """A figure that the site would show with a problem a reader cannot work around."""
+
+
+def mark_picture(image):
+    """Mark an ``imshow`` image as a picture (a digit, a photo): it needs no colour bar."""
+    image.set_gid(PICTURE_GID)
+    return image
+
+
+def mark_positional(axis):
+    """Mark an axis (``ax.xaxis``) as positions or token indices: ticks at whole numbers only."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    if not isinstance(axis.get_major_locator(), FixedLocator):   # ticks set by hand stay
+        axis.set_major_locator(MaxNLocator(integer=True))
+    setattr(axis, _POSITIONAL, True)
+    return axis
+
+
+def shown_width_px(fig, renderer) -> float:
+    """The width of the figure's PNG as Jupyter saves it (cropped to its content, padded)."""
+    import matplotlib as mpl
+
+    dpi = mpl.rcParams["savefig.dpi"]
+    dpi = fig.dpi if dpi == "figure" else dpi
+    pad = mpl.rcParams["savefig.pad_inches"]
+    return (fig.get_tightbbox(renderer).width + 2 * pad) * dpi
+
+
+def text_px(size_pt: float, dpi: float, width_px: float) -> float:
+    """How tall text of ``size_pt`` points is on the site, in CSS pixels."""
+    return size_pt * dpi / 72 * min(1.0, CONTENT_WIDTH_PX / width_px)
+
+
+def _drawn_ticks(axis):
+    """(location, label) of the major ticks inside the axis's view, as matplotlib draws them."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(1.0, abs(high - low))
+    ticks = axis.get_major_ticks(len(axis.get_majorticklocs()))
+    for location, tick in zip(axis.get_majorticklocs(), ticks):
+        if low - slack <= location <= high + slack:
+            for label in (tick.label1, tick.label2):
+                if label.get_visible() and label.get_text().strip():
+                    yield location, label
+
+
+def _mappables(ax):
+    from matplotlib.collections import QuadMesh
+
+    return [*ax.get_images(), *(c for c in ax.collections if isinstance(c, QuadMesh))]
+
+
+def _is_picture(mappable) -> bool:
+    array = mappable.get_array()
+    return mappable.get_gid() == PICTURE_GID or (array is not None and np.ndim(array) == 3)
+
+
+def _scale(mappable):
+    norm = mappable.norm
+    return (mappable.get_cmap().name, type(norm).__name__, norm.vmin, norm.vmax)
+
+
+def _is_index_image(image) -> bool:
+    """An ``imshow`` whose pixels sit at whole-number coordinates (no ``extent`` given)."""
+    from matplotlib.image import AxesImage
+
+    if not isinstance(image, AxesImage) or image.get_array() is None:
+        return False
+    rows, cols = image.get_array().shape[:2]
+    left, right, bottom, top = image.get_extent()
+    return sorted((left, right)) == [-0.5, cols - 0.5] and sorted((bottom, top)) == [-0.5, rows - 0.5]
+
+
+def describe(fig) -> str:
+    """A figure's name for an error: its title, or its panels' titles."""
+    titles = [fig.get_suptitle()] if fig.get_suptitle() else []
+    titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
+    what = "; ".join(dict.fromkeys(titles)) if titles else "untitled"
+    return f"figure {fig.number if hasattr(fig, 'number') else '?'} ({what[:120]})"
+
+
+def figure_problems(fig) -> list[str]:
+    """What a reader of the site could not read in ``fig`` (empty: nothing)."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()   # lays out ticks, labels and colour bars as the PNG will show them
+    renderer = fig.canvas.get_renderer()
+    problems = []
+
+    mappables = [m for ax in fig.axes for m in _mappables(ax)]
+    colorbars = {id(m.colorbar): m.colorbar for m in mappables if m.colorbar is not None}
+    bar_axes = {id(bar.ax) for bar in colorbars.values()}
+    bar_scales = {_scale(bar.mappable) for bar in colorbars.values()}
+    for ax in fig.axes:
+        if id(ax) in bar_axes or not ax.get_visible():
+            continue
+        for mappable in _mappables(ax):
+            if _is_picture(mappable) or mappable.colorbar is not None:
+                continue
+            if _scale(mappable) not in bar_scales:
+                where = f" in the panel {ax.get_title()!r}" if ax.get_title() else ""
+                problems.append(f"a heat map{where} has no colour bar for its scale "
+                                f"{_scale(mappable)[0]} {_scale(mappable)[2]:.3g}..{_scale(mappable)[3]:.3g}")
+                break
+
+    dpi = fig.dpi
+    width_px = shown_width_px(fig, renderer)
+    axis_texts, checked = set(), []
+    for ax in fig.axes:
+        images = [m for m in ax.get_images() if not _is_picture(m)]
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks(len(axis.get_majorticklocs())) + axis.get_minor_ticks():
+                axis_texts.update({id(tick.label1), id(tick.label2)})
+            axis_texts.update({id(axis.label), id(axis.offsetText)})
+            if not (ax.get_visible() and ax.axison and axis.get_visible()):
+                continue
+            drawn = list(_drawn_ticks(axis))
+            checked += [label for _, label in drawn] + [axis.label, axis.offsetText]
+            positional = getattr(axis, _POSITIONAL, False) or (
+                id(ax) not in bar_axes and any(_is_index_image(image) for image in images))
+            fractional = [label.get_text() for location, label in drawn
+                          if abs(location - round(location)) > 1e-9]
+            if positional and fractional:
+                where = f" in the panel {ax.get_title()!r}" if ax.get_title() else ""
+                problems.append(f"the {axis.axis_name} axis of positions{where} has "
+                                f"fractional ticks {fractional[:4]} (use whole-number ticks)")
+    checked += [t for t in fig.findobj(Text) if id(t) not in axis_texts]
+    small = {}
+    for text in checked:
+        content = text.get_text().strip()
+        if not content or not text.get_visible() or (text.axes is not None and not text.axes.get_visible()):
+            continue
+        px = text_px(text.get_fontsize(), dpi, width_px)
+        if px < MIN_TEXT_PX - 1e-6:
+            small.setdefault(round(px, 1), content[:30])
+    if small:
+        px, example = min(small.items())
+        problems.append(f"text as small as {px} px on the site (under {MIN_TEXT_PX} px), e.g. "
+                        f"{example!r}: the figure is {width_px:.0f} px wide, shown at most "
+                        f"{CONTENT_WIDTH_PX} px wide; use larger text or a narrower figure")
+    return problems
+
+
+def check_figure(fig) -> None:
+    """Raise :class:`UnreadableFigure` naming ``fig`` and every problem :func:`figure_problems` finds."""
+    problems = figure_problems(fig)
+    if problems:
+        raise UnreadableFigure(f"{describe(fig)} would be hard to read on the site:\n  - "
+                               + "\n  - ".join(problems))
+
+
+def check_open_figures(value=None):
+    """Check every open figure (those a cell shows when it ends); returns ``value`` unchanged."""
+    import matplotlib.pyplot as plt
+
+    for number in plt.get_fignums():
+        check_figure(plt.figure(number))
+    return value
+
+
+class _CheckFiguresAtCellEnd(ast.NodeTransformer):
+    """Rewrites a cell so that it checks its figures as its last step, inside the cell.
+
+    Inside, not in an IPython event: an exception in an event callback is
+    printed and the cell still succeeds, so the build would not fail.  A cell
+    whose last statement is an expression keeps it last (the cell still shows
+    its value): ``expr`` becomes ``check_open_figures(expr)``, which returns it.
+    """
+
+    def visit_Module(self, node):
+        checker = ast.Attribute(
+            ast.Call(ast.Name("__import__", ast.Load()),
+                     [ast.Constant(__name__)], [ast.keyword("fromlist", ast.List([ast.Constant("_")], ast.Load()))]),
+            "check_open_figures", ast.Load())
+        if node.body and isinstance(node.body[-1], ast.Expr):
+            last = node.body[-1]
+            last.value = ast.Call(checker, [last.value], [])
+        else:
+            node.body.append(ast.Expr(ast.Call(checker, [], [])))
+        return ast.fix_missing_locations(node)
+
+
+def enabled() -> bool:
+    """Whether figures are checked: in the strict build (claims asserted), or when asked to."""
+    from .claims import MODE_VARIABLE
+
+    return os.environ.get(MODE_VARIABLE) == "assert" or os.environ.get(CHECK_VARIABLE) == "1"
+
+
+def install(shell=None) -> bool:
+    """Check every cell's figures from now on in this IPython kernel; False outside IPython."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None:
+        return False
+    if not any(isinstance(t, _CheckFiguresAtCellEnd) for t in shell.ast_transformers):
+        shell.ast_transformers.append(_CheckFiguresAtCellEnd())
+    return True
