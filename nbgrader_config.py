@@ -66,7 +66,7 @@ c.HTMLExporter.sanitize_html = True
 # The exercises ask for NumPy: the layers they re-implement cannot be imported while grading
 # (nor, for BLEU, the library the course checks its own solution against).
 c.GradingPolicy.forbidden_modules = {"*": ["tensorflow", "keras"],
-                                     "a10_bleu": ["tensorflow", "keras", "sacrebleu"]}
+                                     "a9_bleu": ["tensorflow", "keras", "sacrebleu"]}
 
 # Limits per submission: the defaults are in course_grader/limits.py.  Override them for this
 # course here (c.GradingLimits.cell_timeout = 60), or for one run with the grading command's

@@ -51,7 +51,7 @@ def bleu(predicted, target, vocabulary) -> float:
     words.  The score is sacrebleu's (Post, 2018): the geometric mean of the
     clipped 1- to 4-gram precisions over the whole corpus, times a brevity
     penalty, with sacrebleu's default smoothing; the words are the tokens (no
-    further tokenization).  Assignment 10 asks you to write it yourself.
+    further tokenization).  Assignment 9 asks you to write it yourself.
 
     Used in chapter 11, *Training a Transformer*, section "Compared with the RNN models".
     """

@@ -274,7 +274,7 @@ def scaled_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 3: multi-head attention
+# Assignment 4: multi-head attention
 # ---------------------------------------------------------------------------
 
 WEIGHT_NAMES = ("query_kernel", "query_bias", "key_kernel", "key_bias", "value_kernel",
@@ -353,7 +353,7 @@ def mha_masks_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 4: positional encoding, layer normalization, residuals
+# Assignment 6: positional encoding, layer normalization, residuals
 # ---------------------------------------------------------------------------
 
 def positional_hidden():
@@ -428,7 +428,7 @@ def residual_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 5: the encoder block
+# Assignment 8: the encoder block
 # ---------------------------------------------------------------------------
 
 def _encoder(rng, B, T, d_model, heads, d_ff, pre_ln=False, padding=None):
@@ -503,7 +503,7 @@ def encoder_pre_ln_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 6: patches for the Vision Transformer
+# Assignment 12: patches for the Vision Transformer
 # ---------------------------------------------------------------------------
 
 def patches_hidden():
@@ -542,7 +542,7 @@ def embed_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 8: grouped-query attention
+# Assignment 5: grouped-query attention
 # ---------------------------------------------------------------------------
 
 def _gqa(rng, B, T, S, d, query_heads, kv_heads, head_dim, separate_key=False, mask=None, causal=False):
@@ -654,7 +654,7 @@ def gqa_params_hidden():
 
 
 # ---------------------------------------------------------------------------
-# Assignment 9: rotary position embeddings (no Keras layer: Su et al.'s complex-number form)
+# Assignment 7: rotary position embeddings (no Keras layer: Su et al.'s complex-number form)
 # ---------------------------------------------------------------------------
 
 def _rotary_complex(x, positions, base=10000.0):
@@ -729,31 +729,31 @@ GENERATORS = {
     "attention_hidden": attention_hidden,
     "attention_causal_hidden": attention_causal_hidden,
     "scaled_hidden": scaled_hidden,
-    # Assignment 3: multi-head attention
+    # Assignment 4: multi-head attention
     "mha_example_data": mha_example_data,
     "split_hidden": split_hidden,
     "mha_hidden": mha_hidden,
     "mha_masks_hidden": mha_masks_hidden,
-    # Assignment 4: positional encoding, layer normalization, residuals
+    # Assignment 6: positional encoding, layer normalization, residuals
     "positional_hidden": positional_hidden,
     "layer_norm_example": layer_norm_example,
     "layer_norm_hidden": layer_norm_hidden,
     "residual_hidden": residual_hidden,
-    # Assignment 5: the encoder block
+    # Assignment 8: the encoder block
     "ffn_hidden": ffn_hidden,
     "encoder_example_data": encoder_example_data,
     "encoder_hidden": encoder_hidden,
     "encoder_pre_ln_hidden": encoder_pre_ln_hidden,
-    # Assignment 6: patches for the Vision Transformer
+    # Assignment 12: patches for the Vision Transformer
     "patches_hidden": patches_hidden,
     "embed_hidden": embed_hidden,
-    # Assignment 8: grouped-query attention
+    # Assignment 5: grouped-query attention
     "gqa_example_data": gqa_example_data,
     "gqa_hidden": gqa_hidden,
     "gqa_masks_hidden": gqa_masks_hidden,
     "gqa_pool_hidden": gqa_pool_hidden,
     "gqa_params_hidden": gqa_params_hidden,
-    # Assignment 9: rotary position embeddings
+    # Assignment 7: rotary position embeddings
     "rotary_angles_hidden": rotary_angles_hidden,
     "rotary_hidden": rotary_hidden,
     "rotary_attention_hidden": rotary_attention_hidden,

@@ -1,4 +1,4 @@
-"""Assignment 10's reference solution (BLEU) equals sacrebleu's corpus BLEU.
+"""Assignment 9's reference solution (BLEU) equals sacrebleu's corpus BLEU.
 
 The hidden tests compare a student's BLEU with the source notebook's solution, so
 that solution is checked here against ``sacrebleu`` (pinned in requirements.txt),
@@ -35,7 +35,7 @@ WORDS = list(toy_translation.TARGET_VOCAB.tokens)[3:]   # the target language's 
 
 @pytest.fixture(scope="module")
 def solution():
-    return reference_solution(SOLUTIONS / "a10_bleu" / "a10_bleu.ipynb")
+    return reference_solution(SOLUTIONS / "a9_bleu" / "a9_bleu.ipynb")
 
 
 def corrupted(rng, tokens):

@@ -70,7 +70,7 @@ def test_rewrite_restores_edited_shared_cells_and_keeps_the_assignments_own_code
     import shutil
     import nbformat
 
-    source = SOLUTIONS / "a5_encoder_block" / "a5_encoder_block.ipynb"
+    source = SOLUTIONS / "a8_encoder_block" / "a8_encoder_block.ipynb"
     path = tmp_path / source.name
     shutil.copy(source, path)
     nb = nbformat.read(path, as_version=4)

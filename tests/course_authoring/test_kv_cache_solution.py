@@ -1,4 +1,4 @@
-"""Assignment 12's reference solution (a key/value cache for the notebook's small GPT) checked
+"""Assignment 11's reference solution (a key/value cache for the notebook's small GPT) checked
 against the notebook's own full forward pass, for models and seeds other than the tests'."""
 
 import numpy as np
@@ -11,7 +11,7 @@ from course_grader.hidden_tests import reference_solution
 
 @pytest.fixture(scope="module")
 def nb():
-    return reference_solution(SOLUTIONS / "a12_kv_cache" / "a12_kv_cache.ipynb")
+    return reference_solution(SOLUTIONS / "a11_kv_cache" / "a11_kv_cache.ipynb")
 
 
 CONFIGS = [dict(vocab_size=7, d_model=8, num_heads=1, num_layers=1, max_length=10),

@@ -1,4 +1,4 @@
-"""Assignment 7's reference solution (local-p attention) against an independent formulation.
+"""Assignment 3's reference solution (local-p attention) against an independent formulation.
 
 No Keras layer computes Luong et al.'s local-p attention, so the solution the
 hidden tests compare with is checked here: against a per-query loop written from
@@ -21,7 +21,7 @@ from course_grader.hidden_tests import reference_solution
 
 @pytest.fixture(scope="module")
 def solution():
-    return reference_solution(SOLUTIONS / "a7_local_attention" / "a7_local_attention.ipynb")
+    return reference_solution(SOLUTIONS / "a3_local_attention" / "a3_local_attention.ipynb")
 
 
 def local_p_loop(h, keys, values, W_p, v_p, D, W_a=None):

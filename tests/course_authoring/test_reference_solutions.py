@@ -57,31 +57,31 @@ for name, case in data.items():
     output, weights = scaled_dot_product_attention(case["query"], case["key"], case["value"], mask=case.get("mask"))
     check_close(weights, case["weights"], name)
     check_close(output, case["output"], name)"""),
-    "split_hidden": ("a3_multi_head", """
+    "split_hidden": ("a4_multi_head", """
 for name, case in data.items():
     check_equal(split_heads(case["x"], int(case["num_heads"])), case["expected"], name)
     check_equal(merge_heads(case["expected"]), case["x"], name)"""),
-    "mha_hidden": ("a3_multi_head", """
+    "mha_hidden": ("a4_multi_head", """
 for name, case in data.items():
     output, scores = multi_head_attention(case["query"], case["value"], layer_weights(case), key=case.get("key"))
     check_close(scores, case["scores"], name)
     check_close(output, case["output"], name)"""),
-    "mha_masks_hidden": ("a3_multi_head", """
+    "mha_masks_hidden": ("a4_multi_head", """
 for name, case in data.items():
     output, scores = multi_head_attention(case["query"], case["value"], layer_weights(case),
                                           attention_mask=case.get("attention_mask"),
                                           use_causal_mask=bool(case["causal"]))
     check_close(scores, case["scores"], name)
     check_close(output, case["output"], name)"""),
-    "positional_hidden": ("a4_position_norm", """
+    "positional_hidden": ("a6_position_norm", """
 for name, case in data.items():
     check_close(positional_encoding(int(case["length"]), int(case["d_model"])), case["expected"], name)"""),
     # atol 2e-5: on inputs near 100 Keras's float32 layer norm is itself ~2.5e-5 from float64 (measured)
-    "layer_norm_hidden": ("a4_position_norm", """
+    "layer_norm_hidden": ("a6_position_norm", """
 for name, case in data.items():
     check_close(layer_norm(case["x"], case["gamma"], case["beta"], epsilon=float(case["epsilon"])),
                 case["expected"], name, atol=2e-5)"""),
-    "residual_hidden": ("a4_position_norm", """
+    "residual_hidden": ("a6_position_norm", """
 for name, case in data.items():
     if name.startswith("post"):
         result = add_and_norm(case["x"], case["sublayer_output"], case["gamma"], case["beta"])
@@ -89,33 +89,33 @@ for name, case in data.items():
         W, b = case["W"], case["b"]
         result = pre_norm_residual(case["x"], lambda h: h @ W + b, case["gamma"], case["beta"])
     check_close(result, case["expected"], name)"""),
-    "ffn_hidden": ("a5_encoder_block", """
+    "ffn_hidden": ("a8_encoder_block", """
 for name, case in data.items():
     check_close(feed_forward(case["x"], case["W1"], case["b1"], case["W2"], case["b2"]), case["expected"], name)"""),
-    "encoder_hidden": ("a5_encoder_block", """
+    "encoder_hidden": ("a8_encoder_block", """
 for name, case in data.items():
     check_close(encoder_block(case["x"], block_params(case), padding_mask=case.get("padding_mask")),
                 case["expected"], name)"""),
-    "encoder_pre_ln_hidden": ("a5_encoder_block", """
+    "encoder_pre_ln_hidden": ("a8_encoder_block", """
 for name, case in data.items():
     check_close(encoder_block_pre_ln(case["x"], block_params(case), padding_mask=case.get("padding_mask")),
                 case["expected"], name)"""),
-    "patches_hidden": ("a6_vit_patches", """
+    "patches_hidden": ("a12_vit_patches", """
 for name, case in data.items():
     check_equal(patchify(case["images"], int(case["patch_size"])), case["expected"], name)
     _, H, W, _ = case["images"].shape
     check_equal(unpatchify(case["expected"], int(case["patch_size"]), H, W), case["images"], name)"""),
-    "embed_hidden": ("a6_vit_patches", """
+    "embed_hidden": ("a12_vit_patches", """
 for name, case in data.items():
     tokens = embed_patches(case["images"], int(case["patch_size"]), case["W"], case["b"],
                            case["class_token"], case["position_embeddings"])
     check_close(tokens, case["expected"], name)"""),
-    "gqa_hidden": ("a8_grouped_query_attention", """
+    "gqa_hidden": ("a5_grouped_query_attention", """
 for name, case in data.items():
     output, scores = grouped_query_attention(case["query"], case["value"], layer_weights(case), key=case.get("key"))
     check_close(scores, case["scores"], name)
     check_close(output, case["output"], name)"""),
-    "gqa_masks_hidden": ("a8_grouped_query_attention", """
+    "gqa_masks_hidden": ("a5_grouped_query_attention", """
 for name, case in data.items():
     output, scores = grouped_query_attention(case["query"], case["value"], layer_weights(case), key=case.get("key"),
                                              attention_mask=case.get("attention_mask"),
@@ -124,7 +124,7 @@ for name, case in data.items():
     check_close(output, case["output"], name)"""),
     # mean pooling: by construction (heads = their group's head + a disturbance that averages to 0
     # in the group), and a keras.layers.MultiHeadAttention whose heads agree within each group
-    "gqa_pool_hidden": ("a8_grouped_query_attention", """
+    "gqa_pool_hidden": ("a5_grouped_query_attention", """
 for name, case in data.items():
     if name.endswith("_layer"):
         weights = layer_weights(case)
@@ -137,18 +137,18 @@ for name, case in data.items():
         kernel, bias = mean_pool_heads(case["kernel"], case["bias"], int(case["num_key_value_heads"]))
         check_close(kernel, case["kernel_expected"], name)
         check_close(bias, case["bias_expected"], name)"""),
-    "gqa_params_hidden": ("a8_grouped_query_attention", """
+    "gqa_params_hidden": ("a5_grouped_query_attention", """
 for name, case in data.items():
     count = attention_parameters(int(case["d_model"]), int(case["head_dim"]), int(case["num_query_heads"]),
                                  int(case["num_key_value_heads"]))
     check_equal(count, case["expected"], name)"""),
-    "rotary_angles_hidden": ("a9_rotary_positions", """
+    "rotary_angles_hidden": ("a7_rotary_positions", """
 for name, case in data.items():
     check_close(rotary_angles(case["positions"], int(case["d"]), base=float(case["base"])), case["expected"], name)"""),
-    "rotary_hidden": ("a9_rotary_positions", """
+    "rotary_hidden": ("a7_rotary_positions", """
 for name, case in data.items():
     check_close(apply_rotary(case["x"], case["positions"], base=float(case["base"])), case["expected"], name)"""),
-    "rotary_attention_hidden": ("a9_rotary_positions", """
+    "rotary_attention_hidden": ("a7_rotary_positions", """
 for name, case in data.items():
     output, weights = rotary_attention(case["query"], case["key"], case["value"], case["query_positions"],
                                        case["key_positions"], use_causal_mask=bool(case["causal"]))

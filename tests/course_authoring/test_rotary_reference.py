@@ -1,4 +1,4 @@
-"""Assignment 9's reference solution (rotary position embeddings) checked by the properties that
+"""Assignment 7's reference solution (rotary position embeddings) checked by the properties that
 define RoPE; no Keras layer computes it, so these and the complex-number form in
 ``course_authoring.references`` are its independent checks."""
 
@@ -12,7 +12,7 @@ from course_grader.hidden_tests import reference_solution
 
 @pytest.fixture(scope="module")
 def rope():
-    return reference_solution(SOLUTIONS / "a9_rotary_positions" / "a9_rotary_positions.ipynb")
+    return reference_solution(SOLUTIONS / "a7_rotary_positions" / "a7_rotary_positions.ipynb")
 
 
 def test_scores_depend_only_on_the_offset(rope, rng):

@@ -1,4 +1,4 @@
-"""Assignment 11's reference solution (top-p sampling) against independent formulations.
+"""Assignment 10's reference solution (top-p sampling) against independent formulations.
 
 No Keras op does nucleus sampling, so the solution the hidden tests compare with
 is checked here: against a row-by-row sort in plain Python that follows the
@@ -16,7 +16,7 @@ from grading_support import SOLUTIONS, cell, source_notebook
 
 from course_grader.hidden_tests import reference_solution
 
-NAME = "a11_top_p_sampling"
+NAME = "a10_top_p_sampling"
 
 
 @pytest.fixture(scope="module")

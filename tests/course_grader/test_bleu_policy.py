@@ -1,4 +1,4 @@
-"""Assignment 10 asks for BLEU written by hand: ``sacrebleu`` (installed for the course's own tests,
+"""Assignment 9 asks for BLEU written by hand: ``sacrebleu`` (installed for the course's own tests,
 which check the reference solution against it) cannot be imported while it is graded.
 
 A submission whose ``corpus_bleu`` calls ``sacrebleu`` loses the BLEU tests, keeps the others,
@@ -11,7 +11,7 @@ import pytest
 
 from grading_support import cell, cell_scores, feedback_html, graded_batch, max_scores, solved_notebook
 
-A = "a10_bleu"
+A = "a9_bleu"
 SACREBLEU = '''
 def corpus_bleu(hypotheses, references, max_n=4):
     import sacrebleu

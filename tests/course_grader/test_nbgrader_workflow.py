@@ -16,9 +16,9 @@ from grading_support import ROOT, cell_scores, edited, solved_notebook, write
 
 from course_grader import cli, nbgrader_api
 
-A = "a4_position_norm"
-NAMES = {"smithjane": "smithjane_1234_5678_a4_position_norm.ipynb",
-         "doejohn": "doejohn_2345_6789_a4_position_norm.ipynb"}
+A = "a6_position_norm"
+NAMES = {"smithjane": "smithjane_1234_5678_a6_position_norm.ipynb",
+         "doejohn": "doejohn_2345_6789_a6_position_norm.ipynb"}
 
 
 def _nbgrader(*args, course):
@@ -76,7 +76,7 @@ def test_grade_then_standard_nbgrader_commands(tmp_path):
     downloaded.mkdir(parents=True)
     (downloaded / "export.zip").write_bytes(archive.read_bytes())
     _nbgrader("zip_collect", A, "--force",
-              r"--FileNameCollector.named_regexp=.*/(?P<student_id>[a-z]+)_\d+_\d+_(?P<file_id>a4_position_norm\.ipynb)",
+              r"--FileNameCollector.named_regexp=.*/(?P<student_id>[a-z]+)_\d+_\d+_(?P<file_id>a6_position_norm\.ipynb)",
               course=course)
     assert (course / "submitted" / "smithjane" / A / f"{A}.ipynb").exists()
 

@@ -74,7 +74,7 @@ def test_the_search_would_find_a_printed_solution():
     assert defines("softmax", "    def softmax (x, axis=-1):")
     assert not defines("softmax", "def stable_softmax(x):\n    return softmax(x)")
     assert may_define("exercises/a2_dot_product/a2_dot_product.html", "a2_dot_product")
-    assert may_define("notebooks/exercises/a5_encoder_block/a5_encoder_block.ipynb", "a3_multi_head")
+    assert may_define("notebooks/exercises/a8_encoder_block/a8_encoder_block.ipynb", "a4_multi_head")
     assert not may_define("exercises/a1_softmax_additive/a1_softmax_additive.html", "a2_dot_product")
     assert not may_define("chapters/04_dot_product_attention.html", "a2_dot_product")
 
