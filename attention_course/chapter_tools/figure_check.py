@@ -132,9 +132,13 @@ def figure_problems(fig) -> list[str]:
     renderer = fig.canvas.get_renderer()
     problems = []
 
-    mappables = [m for ax in fig.axes for m in _mappables(ax)]
-    colorbars = {id(m.colorbar): m.colorbar for m in mappables if m.colorbar is not None}
+    # Colour bars of any mappable (a scatter's too), and the axes they are drawn in:
+    # a colour bar's own colours are a mesh, which is not a heat map of its own.
+    colored = [m for ax in fig.axes for m in (*ax.images, *ax.collections)
+               if getattr(m, "colorbar", None) is not None]
+    colorbars = {id(m.colorbar): m.colorbar for m in colored}
     bar_axes = {id(bar.ax) for bar in colorbars.values()}
+    bar_axes |= {id(ax) for ax in fig.axes if getattr(ax, "_colorbar", None) is not None}
     bar_scales = {_scale(bar.mappable) for bar in colorbars.values()}
     for ax in fig.axes:
         if id(ax) in bar_axes or not ax.get_visible():

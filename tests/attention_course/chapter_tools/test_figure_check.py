@@ -47,6 +47,15 @@ def test_a_heat_map_without_a_colour_bar_fails_naming_the_figure():
         check_figure(fig)
 
 
+def test_a_scatter_coloured_by_a_value_with_its_colour_bar_passes():
+    """A colour bar of a scatter (no heat map at all) is not mistaken for a heat map of its own."""
+    fig, ax = plt.subplots(figsize=(4, 3))
+    points = ax.scatter(*np.random.default_rng(0).normal(size=(2, 50)), c=np.linspace(-2, 2, 50))
+    ax.set_title("scatter")
+    fig.colorbar(points, label="value")
+    assert figure_problems(fig) == []
+
+
 def test_one_colour_bar_covers_panels_on_one_scale_but_not_panels_on_their_own_scales():
     fig, axes = plt.subplots(1, 3, figsize=(6, 2.5))
     images = [ax.imshow(WEIGHTS * (k + 1) / 3, vmin=0, vmax=1) for k, ax in enumerate(axes)]
