@@ -50,7 +50,7 @@ class MaskedTokens:
         randomized: bool, selected positions replaced by a random token (10 %).
             Selected positions in neither are left unchanged (10 %).
 
-    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
+    Used by the code of chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*.
     """
 
     inputs: np.ndarray
@@ -111,7 +111,7 @@ def mask_tokens(ids, *, mask_id: int, vocab_size: int, special_ids, seed=None,
             (0.8) and by a random token (0.1); the rest (0.1) stay unchanged.
         ignore_index: the label of positions that are not predicted.
 
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "Pre-training task 1: the masked language model".
+    Explained in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "Pre-training task 1: the masked language model".
     """
     candidates = ~np.isin(ids, special_ids)          # special tokens are never chosen
     if attention_mask is not None:
@@ -143,7 +143,7 @@ class SentencePairs:
         is_next: ``(n,)`` bool, True where B follows A in A's document (IsNext).
         first_index, second_index: ``(n, 2)`` int, (document, sentence) of A and B.
 
-    Used by the code of chapter 12, *BERT: an encoder-only Transformer*.
+    Used by the code of chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*.
     """
 
     first: list[str]
@@ -170,7 +170,7 @@ def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5)
     B is that successor; for NotNext, B is drawn uniformly from the sentences of
     all *other* documents (so it cannot be the successor by chance).
 
-    Used in chapter 12, *BERT: an encoder-only Transformer*, section "Pre-training task 2: next-sentence prediction".
+    Used in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "Pre-training task 2: next-sentence prediction".
     """
     documents = [list(doc) for doc in documents]
     if len(documents) < 2:

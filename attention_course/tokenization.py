@@ -107,7 +107,7 @@ def normalize(text: str, lowercase: bool = True,
 
     ``strip_accents=None`` follows ``lowercase``, as in BERT's uncased models.
 
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
+    Explained in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "WordPiece: words into pieces".
     """
     strip_accents = lowercase if strip_accents is None else strip_accents
     # Remove NUL, the replacement character and control characters first; then
@@ -130,7 +130,7 @@ def pre_tokenize(text: str) -> list[str]:
 
     Every punctuation character becomes a word of its own.
 
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
+    Explained in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "WordPiece: words into pieces".
     """
     words = []
     for chunk in "".join(" " if is_whitespace(c) else c for c in text).split(" "):
@@ -195,7 +195,7 @@ class WordPieceTokenizer:
             (100 in BERT).
         lowercase: lower-case (and, with it, strip accents) before splitting.
 
-    Explained in chapter 12, *BERT: an encoder-only Transformer*, section "WordPiece: words into pieces".
+    Explained in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "WordPiece: words into pieces".
     """
 
     def __init__(self, vocab, max_chars_per_word: int = 100, lowercase: bool = True):
