@@ -249,7 +249,7 @@ def windowed_attention(query, key, value, window: int):
         where that ``j`` is not in ``0 .. T_k - 1``.  A query whose window holds
         no key (``i > T_k - 1 + D``) gets zero weights and a zero output.
 
-    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    Explained in chapter 2, *A taxonomy of attention*, section "Global and local".
     """
     (T_q, d_k), T_k, D = query.shape[-2:], key.shape[-2], window
     # Padded position p holds key p - D, so query i's window is positions i .. i + 2D;

@@ -161,7 +161,7 @@ def sample_attention(query, key, value, rng: np.random.Generator, mask=None,
         ``output (..., T_q, d_v)`` and one-hot ``weights (..., T_q, T_k)``
         marking the sampled key (all zero for a fully masked query).
 
-    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    Explained in chapter 2, *A taxonomy of attention*, section "Soft and hard".
     """
     *batch, T_q, T_k = scores_shape(query, key, value)
     scores = (query * scale) @ np.swapaxes(key, -1, -2)
@@ -217,7 +217,7 @@ def location_attention(query, value, W_location, mask=None):
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
 
-    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    Explained in chapter 2, *A taxonomy of attention*, section "Content-based and location-based".
     """
     T_k = value.shape[-2]
     scores = query @ W_location[:, :T_k]                               # (..., T_q, T_k)
@@ -249,7 +249,7 @@ def local_attention(query, key, value, window: int, mask=None):
     Returns:
         ``output (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
 
-    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    Explained in chapter 2, *A taxonomy of attention*, section "Global and local".
     """
     T_q, T_k = query.shape[-2], key.shape[-2]
     window_mask = local_window_mask(T_q, T_k, window=window)           # (T_q, T_k)

@@ -58,7 +58,7 @@ def check_local_window_mask(window):
 def local_window_mask(T_q: int, T_k: int | None = None, window: int = 2) -> np.ndarray:
     """``(T_q, T_k)``: query ``i`` may attend to keys ``j`` with ``|i - j| <= window``.
 
-    Explained in chapter 2, *Attention as a soft lookup*, section "A taxonomy of attention".
+    Explained in chapter 2, *A taxonomy of attention*, section "Global and local".
     """
     T_k = T_q if T_k is None else T_k
     i = np.arange(T_q)[:, None]                 # (T_q, 1)
