@@ -46,7 +46,7 @@ def random_layers(d: int, k: int, rng: np.random.Generator) -> dict:
 
 def time_layers(lengths: Sequence[int], d: int, widths: Sequence[int], n: int, k: int = 3,
                 seed: int = 0, budget: float = 1.0, min_rounds: int = 3, threads: int = 1) -> pd.DataFrame:
-    """Time one layer of each kind at the lengths ``lengths`` (width ``d``) and the widths ``widths`` (length ``n``).
+    """Time one layer of each kind at each of ``lengths`` (width ``d``) and of ``widths`` (length ``n``).
 
     Each layer runs on one float32 sequence of shape ``(n, d)``, with ``threads``
     BLAS threads.  A time is the fastest of several calls
