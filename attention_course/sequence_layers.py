@@ -48,8 +48,8 @@ def recurrent_layer(x, W_input, W_hidden):
     Returns:
         every state ``h``, ``(..., n, d)``; before the first, ``h`` is zero.
 
-    Explained in chapter 5, *Self-attention*,
-    section "Self-attention, recurrence and convolution".
+    Explained in chapter 5, *Self-attention, recurrence and convolution*,
+    section "One layer of each, in NumPy".
     """
     inputs = x @ W_input                  # all positions at once: none waits
     h = np.zeros_like(inputs[..., 0, :])  # the state before the first position
@@ -85,8 +85,8 @@ def convolution_layer(x, kernel):
     Returns:
         ``(..., n, d_out)``.
 
-    Explained in chapter 5, *Self-attention*,
-    section "Self-attention, recurrence and convolution".
+    Explained in chapter 5, *Self-attention, recurrence and convolution*,
+    section "One layer of each, in NumPy".
     """
     k, d_in, d_out = kernel.shape
     front = [(0, 0)] * (x.ndim - 2) + [(k - 1, 0), (0, 0)]  # k - 1 zeros first
@@ -107,8 +107,8 @@ class LayerCost:
         path_length: steps (layers, or recurrent steps) from the first position's
             input to the last position's output.
 
-    Explained in chapter 5, *Self-attention*,
-    section "Self-attention, recurrence and convolution".
+    Explained in chapter 5, *Self-attention, recurrence and convolution*,
+    section "Three kinds of layer".
     """
 
     multiply_adds: int
@@ -132,8 +132,8 @@ def layer_costs(n: int, d: int, k: int = 3) -> dict[str, LayerCost]:
 
     Softmax and ``tanh`` are not counted.
 
-    Explained in chapter 5, *Self-attention*,
-    section "Self-attention, recurrence and convolution".
+    Explained in chapter 5, *Self-attention, recurrence and convolution*,
+    section "Three kinds of layer".
     """
     for name, value, least in (("n", n, 1), ("d", d, 1), ("k", k, 2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:

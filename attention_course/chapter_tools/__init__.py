@@ -15,6 +15,8 @@
   graph of tokens (chapter 5);
 * :mod:`~attention_course.chapter_tools.timing` -- ``best_time``: timing code on a busy
   machine, for the tables that set measured costs beside the formulas;
+* :mod:`~attention_course.chapter_tools.sequence_layer_cost` -- self-attention, recurrence
+  and convolution timed at several sizes, their slopes and their figure (chapter 5);
 * :mod:`~attention_course.chapter_tools.explorer` -- the interactive attention explorer
   of the site.
 """
