@@ -76,7 +76,8 @@ def multi_head_cost(lengths=(32, 64, 128, 256, 512, 1024), d_model: int = 128, n
     machine), Keras with TensorFlow's thread pool, called eagerly.  The
     *arithmetic limit* is :func:`multi_head_flops` over the fastest matrix
     product (:func:`peak_matmul_flops`, measured again every round, under the
-    same load), returned as ``table.attrs["peak_flops"]``.  The peak memory is
+    same load), returned as ``table.attrs["peak_flops"]`` (with the layer's
+    ``d_model``, ``num_heads`` and ``batch``).  The peak memory is
     the NumPy call's, measured with ``tracemalloc``; the score tensor is one
     ``(B, N, T, T)`` float32 array.
     """
@@ -113,7 +114,7 @@ def multi_head_cost(lengths=(32, 64, 128, 256, 512, 1024), d_model: int = 128, n
                          peak_memory_bytes(lambda: multi_head_attention(x, x, weights)) / 1e6,
                      "score tensor (MB)": batch * num_heads * T * T * 4 / 1e6})
     table = pd.DataFrame(rows, columns=["T", *COLUMNS]).set_index("T")
-    table.attrs["peak_flops"] = peak
+    table.attrs.update(peak_flops=peak, d_model=d_model, num_heads=num_heads, batch=batch)
     return table
 
 
