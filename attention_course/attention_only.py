@@ -76,7 +76,8 @@ def check_numpy_forward(weights, tokens):
 def embed(weights: AttentionOnlyWeights, tokens: np.ndarray) -> np.ndarray:
     """``tokens (B, T)`` -> ``(B, T, d_model)``: token (+ mark) + position embeddings.
 
-    Explained in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Explained in chapter 6, *Do different heads learn different things?*,
+    section "A task with two jobs".
     """
     if weights.mark_embedding is None:
         return weights.token_embeddings[tokens] + weights.position_embeddings

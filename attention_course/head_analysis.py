@@ -43,7 +43,8 @@ def attention_entropy(weights) -> np.ndarray:
     Zero weights contribute 0 (the limit of ``a log a``), so a fully masked
     (all-zero) row has entropy 0.
 
-    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Used in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     return entropy(_weights(weights), axis=-1)
 
@@ -55,7 +56,8 @@ def mean_offset(weights) -> np.ndarray:
     later ones.  Self-attention only: query ``i`` and key ``i`` are the same
     position.
 
-    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Used in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     weights = _weights(weights)
     T_q, T_k = weights.shape[-2:]
@@ -68,7 +70,8 @@ def weight_at_offset(weights, offset: int) -> np.ndarray:
 
     Zero for queries whose key ``i + offset`` lies outside the sequence.
 
-    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Used in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     weights = _weights(weights)
     T_q, T_k = weights.shape[-2:]
@@ -86,7 +89,8 @@ def weight_on_keys(weights, keys) -> np.ndarray:
     tokens?", when they sit at different positions, and are more or fewer,
     in every sequence of the batch.
 
-    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Used in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     weights = _weights(weights, 3, "(B, ..., T_q, T_k)")
     keys = np.asarray(keys)
@@ -105,7 +109,8 @@ def head_similarity(weights) -> np.ndarray:
     and head ``h``'s vectors, averaged over the batch.  1: the two heads attend
     identically (up to scale); near 0: they look at different places.
 
-    Used in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Used in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     weights = _weights(weights, 4, "(B, N, T_q, T_k)")
     if weights.ndim != 4:
@@ -124,7 +129,7 @@ def head_parameters(weights: MultiHeadAttentionWeights) -> np.ndarray:
     ``(N, width, d_out)``; the output bias is shared.  Two heads are identical
     when their rows are.
 
-    Used in chapter 6, *Multi-head attention*, section "Why do the heads differ?".
+    Used in chapter 6, *Why do the heads differ?*, section "Heads that start identical".
     """
     N = weights.num_heads
     kernels = [np.moveaxis(k, 1, 0).reshape(N, -1)                        # (N, d_model * width)
@@ -152,7 +157,8 @@ def ablate_heads(weights: MultiHeadAttentionWeights,
     other head (and the bias) untouched.  The heads' attention weights are
     still computed; only their contribution is dropped.
 
-    Explained in chapter 6, *Multi-head attention*, section "Do different heads learn different things?".
+    Explained in chapter 6, *Do different heads learn different things?*,
+    section "What the four heads do".
     """
     output_kernel = weights.output_kernel.copy()             # (N, value_dim, d_out)
     output_kernel[heads] = 0.0

@@ -22,7 +22,7 @@ SITE = ROOT / "_build" / "html"
 sys.path.insert(0, str(ROOT / "tests" / "site"))
 from built_site import CHROMIUM_ARGS  # noqa: E402  (the flags the browser tests use)
 
-PAGES = ["05_self_attention", "05_what_it_refers_to", "06_multi_head_attention",
+PAGES = ["05_self_attention", "05_what_it_refers_to", "06_what_heads_learn",
          "11_training_transformer", "12_bert", "14_vision_transformer"]
 
 TIMING = """() => { const n = performance.getEntriesByType('navigation')[0];

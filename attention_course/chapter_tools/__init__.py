@@ -17,6 +17,9 @@
   machine, for the tables that set measured costs beside the formulas;
 * :mod:`~attention_course.chapter_tools.sequence_layer_cost` -- self-attention, recurrence
   and convolution timed at several sizes, their slopes and their figure (chapter 5);
+* :mod:`~attention_course.chapter_tools.attention_cost` -- a multi-head attention layer's
+  time, arithmetic limit and memory over sequence lengths, in one table and one figure
+  (chapter 6);
 * :mod:`~attention_course.chapter_tools.explorer` -- the interactive attention explorer
   of the site.
 """

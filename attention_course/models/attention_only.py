@@ -110,7 +110,7 @@ def make_heads_identical(layer, source: int = 0) -> None:
     ``(N, width, d_model)``, becomes a copy of head ``source``'s; the output
     bias belongs to no head.
 
-    Explained in chapter 6, *Multi-head attention*, section "Why do the heads differ?".
+    Explained in chapter 6, *Why do the heads differ?*, section "Heads that start identical".
     """
     N, head = layer.num_heads, slice(source, source + 1)
     for dense in (layer.query_dense, layer.key_dense, layer.value_dense):

@@ -8,6 +8,8 @@
   compiling, the warm-up schedule, length-bucketed batches;
 * :mod:`~attention_course.training.experiments` -- the toy-translation runs of
   chapters 1, 3 and 11;
+* :mod:`~attention_course.training.marker_heads` -- chapter 6's attention-only models
+  with one or several heads on the marker task;
 * :mod:`~attention_course.training.char_gpt` -- the character-level
   Shakespeare GPT of chapter 13 and its shipped weights.
 """

@@ -23,7 +23,7 @@ from built_site import browser, page, server, site  # noqa: F401  (fixtures)
 
 #: the pages that show an explorer, and how many each shows
 PAGES = {"chapters/05_self_attention": 1, "chapters/05_what_it_refers_to": 1,
-         "chapters/06_multi_head_attention": 1,
+         "chapters/06_what_heads_learn": 1,
          "chapters/11_training_transformer": 1, "chapters/12_bert": 1, "chapters/14_vision_transformer": 1}
 
 
