@@ -89,7 +89,8 @@ def unpatchify(patches, patch_size: int, height: int, width: int) -> np.ndarray:
     ``height`` and ``width`` are the image's size in pixels (the patch grid
     alone does not say whether 16 patches were 4 x 4 or 2 x 8).
 
-    Used in chapter 14, *The Vision Transformer*, section "What the class token looks at".
+    Used in chapter 14, *What the Vision Transformer learned*,
+    section "What the class token looks at".
     """
     patches = np.asarray(patches)
     P = patch_size
@@ -121,7 +122,8 @@ class ViTWeights:
     ``(P, P, C, d)`` flattened to ``(P * P * C, d)``, so that it multiplies
     the rows of :func:`patchify`.
 
-    Used in chapter 14, *The Vision Transformer*, section "NumPy equals Keras, on the trained model".
+    Used in chapter 14, *What the Vision Transformer learned*,
+    section "The trained model, in NumPy".
     """
 
     patch_size: int
@@ -238,7 +240,8 @@ def attention_rollout(attention, residual: bool = True) -> np.ndarray:
     Returns:
         ``(B, T, T)``, rows summing to one (when the input rows do).
 
-    Explained in chapter 14, *The Vision Transformer*, section "What the class token looks at".
+    Explained in chapter 14, *What the Vision Transformer learned*,
+    section "What the class token looks at".
     """
     layers = attention.mean(axis=2)                                     # (L, B, T, T)
     if residual:
@@ -262,7 +265,8 @@ def position_similarity(positions, grid_shape: tuple[int, int]) -> np.ndarray:
         map of patch ``(r, c)``'s similarity to every patch (as in
         Dosovitskiy et al., Fig. 7).
 
-    Used in chapter 14, *The Vision Transformer*, section "What the position embeddings learned".
+    Used in chapter 14, *What the Vision Transformer learned*,
+    section "What the position embeddings learned".
     """
     positions = as_float_array(positions, "positions")
     rows, cols = grid_shape

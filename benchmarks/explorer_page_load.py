@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests" / "site"))
 from built_site import CHROMIUM_ARGS  # noqa: E402  (the flags the browser tests use)
 
 PAGES = ["05_self_attention", "05_what_it_refers_to", "06_what_heads_learn",
-         "11_training_transformer", "12_bert", "14_vision_transformer"]
+         "11_training_transformer", "12_bert", "14_what_the_vit_learned"]
 
 TIMING = """() => { const n = performance.getEntriesByType('navigation')[0];
                     return [n.domContentLoadedEventEnd, n.loadEventEnd]; }"""

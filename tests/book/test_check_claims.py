@@ -21,9 +21,10 @@ def test_it_runs_every_chapter_that_makes_a_claim_and_no_other():
     found = {p.stem[:2] for p in check_claims.chapters_with_claims()}
     assert {"01", "03", "08", "11", "14"} <= found
     assert "02" not in found   # a chapter without a claim() call is not executed three times
-    # chapter 11 has two pages, both with claims, in reading order
+    # chapters 11 and 14 have two pages each, all with claims, in reading order
     assert [p.stem for p in check_claims.chapters_with_claims([11, 14])] == [
-        "11_training_transformer", "11_transformer_experiments", "14_vision_transformer"]
+        "11_training_transformer", "11_transformer_experiments",
+        "14_vision_transformer", "14_what_the_vit_learned"]
 
 
 def test_a_row_holds_only_if_its_claim_holds_under_every_seed():
@@ -67,7 +68,8 @@ def test_a_claim_needs_a_quarter_of_its_spread_beyond_the_worst_seed(capsys):
 
 def test_the_default_run_measures_eight_seeds(executed):
     check_claims.main(["--chapters", "14", "--no-write"])
-    assert sorted(int(job.environment["ATTENTION_COURSE_SEED"]) for job in executed) == list(range(8))
+    # chapter 14's two pages under each seed
+    assert sorted(int(job.environment["ATTENTION_COURSE_SEED"]) for job in executed) == sorted(list(range(8)) * 2)
 
 
 def test_table_only_executes_nothing_and_writes_the_table_from_the_records(executed, tmp_path):
@@ -108,7 +110,7 @@ def executed(tmp_path, monkeypatch):
 
 def test_graph_rewrites_run_keeps_its_models_and_records_apart_and_writes_no_table(executed, tmp_path):
     check_claims.main(["--graph-rewrites", "--chapters", "14", "--seeds", "0", "1"])
-    assert [job.path.stem for job in executed] == ["14_vision_transformer"] * 2
+    assert [job.path.stem for job in executed] == ["14_vision_transformer", "14_what_the_vit_learned"] * 2
     for job in executed:
         assert job.environment["ATTENTION_COURSE_GRAPH_REWRITES"] == "1"
         assert job.environment["ATTENTION_COURSE_CLAIMS"] == str(tmp_path / "records_with_rewrites")
@@ -129,7 +131,7 @@ def test_every_chapter_runs_under_a_seed_before_any_runs_under_the_next(executed
     check_claims.main(["--chapters", "8", "14", "--seeds", "0", "1", "--no-write"])
     order = sorted(executed, key=lambda job: -job.expected_seconds)   # as execute_all takes them
     assert [(job.environment["ATTENTION_COURSE_SEED"], job.path.stem[:2]) for job in order] == [
-        ("0", "08"), ("0", "14"), ("1", "08"), ("1", "14")]
+        ("0", "08"), ("0", "14"), ("0", "14"), ("1", "08"), ("1", "14"), ("1", "14")]
 
 
 def _record_every_page(folder, seeds, skip=None):

@@ -23,8 +23,8 @@ from built_site import browser, page, server, site  # noqa: F401  (fixtures)
 
 #: the pages that show an explorer, and how many each shows
 PAGES = {"chapters/05_self_attention": 1, "chapters/05_what_it_refers_to": 1,
-         "chapters/06_what_heads_learn": 1,
-         "chapters/11_training_transformer": 1, "chapters/12_bert": 1, "chapters/14_vision_transformer": 1}
+         "chapters/06_what_heads_learn": 1, "chapters/11_training_transformer": 1,
+         "chapters/12_bert": 1, "chapters/14_what_the_vit_learned": 1}
 
 
 def explorers(page):
@@ -158,7 +158,7 @@ def offline_page(browser):
 
 @pytest.mark.parametrize("where", ["the built site from file://", "the page saved on its own"])
 def test_it_works_without_a_server_and_saved_alone(browser, site, tmp_path, where):
-    source = SITE / "chapters" / "14_vision_transformer.html"
+    source = SITE / "chapters" / "14_what_the_vit_learned.html"
     if where == "the page saved on its own":
         shutil.copy(source, tmp_path / source.name)      # no _static, no other page
         source = tmp_path / source.name
