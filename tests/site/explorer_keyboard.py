@@ -101,9 +101,9 @@ def check_heads_by_keyboard(page, explorer, example: int, chosen) -> None:
         assert name in explorer.locator(".attention-explorer-caption").last.text_content()
 
 
-def check_rows_by_keyboard(page, explorer, weights_now) -> int:
+def check_rows_by_keyboard(page, explorer) -> int:
     """Tab into the map, move with the arrow keys, keep a row with Enter: the highlight and the
-    readout follow.  ``weights_now()`` gives the weights on show.  Returns the row kept."""
+    readout follow.  Returns the row kept."""
     example = data_of(explorer)
     example = example["examples"][_example_shown(explorer)] if "examples" in example else \
         {"queries": example["toy"]["tokens"], "keys": example["toy"]["tokens"]}
@@ -116,13 +116,51 @@ def check_rows_by_keyboard(page, explorer, weights_now) -> int:
         page.keyboard.press(key)
         assert focused(page)["data"]["row"] == str(row), key
         assert highlighted_row(explorer) == str(row), key
-        assert readout(explorer) == (str(row), expected_readout(example, weights_now(), row)), key
+        assert readout(explorer) == (str(row), expected_readout(example, drawn(explorer), row)), key
         assert explorer.locator(".attention-explorer-live g.query-row.shown").count() == 1
     kept = min(1, rows - 1)
     page.keyboard.press("Enter")
     assert explorer.locator(f"g.query-row[data-row='{kept}']").get_attribute("aria-selected") == "true"
     assert explorer.locator("g.query-row[aria-selected='true']").count() == 1
     return kept
+
+
+def check_the_kept_row_follows_the_heads(page, explorer, layer: int, head: int) -> None:
+    """Keep a row (``check_rows_by_keyboard``), Shift+Tab back to the head ``layer``, ``head`` and
+    pick it: the kept row stays highlighted and is read out for that head; Enter on it lets it go."""
+    data = data_of(explorer)
+    kept = check_rows_by_keyboard(page, explorer)
+    pick_head(page, explorer, layer, head, "Space")
+    example = data["examples"][_example_shown(explorer)]
+    maps = np.asarray(example["weights"]) / data["precision"]
+    assert highlighted_row(explorer) == str(kept)
+    assert readout(explorer) == (str(kept), expected_readout(example, maps[layer, head], kept))
+    tab_to(page, explorer.locator(f".attention-explorer-live g.query-row[data-row='{kept}']"))
+    page.keyboard.press("Enter")
+    assert explorer.locator(".attention-explorer-live g.query-row[aria-selected='true']").count() == 0
+
+
+def check_toy_by_keyboard(page, toy, toy_weights) -> None:
+    """Tab to the toy's check boxes and switch them with Space, through all four settings: the map
+    shows what ``toy_weights`` (NumPy) computes; each check box has its own label, apart from the next."""
+    data = data_of(toy)["toy"]
+    query, key = np.asarray(data["query"]), np.asarray(data["key"])
+    boxes = [toy.locator("input.attention-explorer-scale"), toy.locator("input.attention-explorer-causal")]
+    labels = [toy.locator(f"label[for='{box.get_attribute('id')}']") for box in boxes]
+    assert [label.text_content() for label in labels] == ["divide the scores by √d_k", "causal mask"]
+    first_label, second_box = labels[0].bounding_box(), boxes[1].bounding_box()
+    assert second_box["x"] - (first_label["x"] + first_label["width"]) >= 8, "the labels run together"
+    seen = set()
+    for box in (None, boxes[1], boxes[0], boxes[1]):         # (scaled, no mask), then every other setting
+        if box is not None:
+            tab_to(page, box)
+            assert focused(page)["outline"] != "none"
+            page.keyboard.press("Space")
+        setting = (boxes[0].is_checked(), boxes[1].is_checked())
+        seen.add(setting)
+        np.testing.assert_allclose(drawn(toy), toy_weights(query, key, *setting), rtol=1e-9, atol=1e-15,
+                                   err_msg=f"scale, causal = {setting}")
+    assert len(seen) == 4
 
 
 def _example_shown(explorer) -> int:

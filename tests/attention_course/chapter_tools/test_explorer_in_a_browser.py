@@ -68,19 +68,10 @@ def test_heads_are_picked_with_tab_and_enter_or_space(page):
 
 
 def test_arrow_keys_move_the_highlighted_query_row_and_enter_keeps_it(page):
-    trained = page.locator(".attention-explorer").first
-    data = keys.data_of(trained)
-    maps = np.asarray(data["examples"][0]["weights"]) / data["precision"]
+    trained, toy = page.locator(".attention-explorer").all()
     keys.pick_head(page, trained, 0, 1, "Enter")
-    kept = keys.check_rows_by_keyboard(page, trained, lambda: keys.drawn(trained))
-    # Shift+Tab back to the heads: the kept row stays highlighted, and is read out for the new head.
-    keys.pick_head(page, trained, 1, 2, "Space")
-    assert keys.highlighted_row(trained) == str(kept)
-    assert keys.readout(trained) == (str(kept), keys.expected_readout(data["examples"][0], maps[1, 2], kept))
-    # Enter on the kept row again lets it go.
-    keys.tab_to(page, trained.locator(f"g.query-row[data-row='{kept}']"))
-    page.keyboard.press("Enter")
-    assert trained.locator("g.query-row[aria-selected='true']").count() == 0
+    keys.check_the_kept_row_follows_the_heads(page, trained, 1, 2)
+    keys.check_rows_by_keyboard(page, toy)
 
 
 def test_cells_have_viridis_colours_and_a_colour_bar(page):
@@ -93,20 +84,5 @@ def test_cells_have_viridis_colours_and_a_colour_bar(page):
 
 def test_the_toy_is_used_by_keyboard_and_its_labels_stand_apart(page):
     toy = page.locator(".attention-explorer").nth(1)
-    data = keys.data_of(toy)["toy"]
-    query, key = np.asarray(data["query"]), np.asarray(data["key"])
-    boxes = [toy.locator("input.attention-explorer-scale"), toy.locator("input.attention-explorer-causal")]
-    labels = [toy.locator(f"label[for='{box.get_attribute('id')}']") for box in boxes]
-    assert [label.text_content() for label in labels] == ["divide the scores by √d_k", "causal mask"]
-    # Each label is apart from the next check box: a gap of at least a few pixels.
-    first_label, second_box = labels[0].bounding_box(), boxes[1].bounding_box()
-    assert second_box["x"] - (first_label["x"] + first_label["width"]) >= 8
-    for box in (boxes[1], boxes[0], boxes[1]):
-        keys.tab_to(page, box)
-        assert keys.focused(page)["outline"] != "none"
-        page.keyboard.press("Space")
-        setting = (boxes[0].is_checked(), boxes[1].is_checked())
-        np.testing.assert_allclose(keys.drawn(toy), explorer.toy_weights(query, key, *setting),
-                                   rtol=1e-9, atol=1e-15, err_msg=f"scale, causal = {setting}")
-    assert (boxes[0].is_checked(), boxes[1].is_checked()) == (False, False)
-    keys.check_rows_by_keyboard(page, toy, lambda: keys.drawn(toy))
+    keys.check_toy_by_keyboard(page, toy, explorer.toy_weights)
+    keys.check_colours(toy)
