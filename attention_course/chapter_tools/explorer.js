@@ -25,12 +25,11 @@
     return colours[Math.max(0, Math.min(colours.length - 1, Math.floor(w * colours.length)))];
   }
 
-  // The colour bar beside a map whose cells start `top` px down and are `length` px tall.
-  function colourBar(colours, label, top, length) {
+  // The colour bar, x px right, beside a map whose cells start `top` px down and are `length` px tall.
+  function colourBar(colours, label, x, top, length) {
     length = Math.max(length, BAR_MIN_LENGTH);
     var band = length / BAR_BANDS, width = BAR_WIDTH + 3 * CHAR + 2 * PAD + 14, height = top + length + PAD;
-    var svg = el("svg", {"class": "attention-explorer-colour-bar", width: width, height: height,
-                         viewBox: "0 0 " + width + " " + height, role: "img",
+    var svg = el("svg", {"class": "attention-explorer-colour-bar", x: x, width: width, height: height, role: "img",
                          "aria-label": "colour bar: viridis, " + label + " from 0 to 1"}, null, true);
     for (var k = 0; k < BAR_BANDS; k++) {                       // bottom (weight 0) to top (weight 1)
       el("rect", {x: PAD, y: top + length - (k + 1) * band, width: BAR_WIDTH, height: band + 0.5,
@@ -42,9 +41,9 @@
       el("text", {x: PAD + BAR_WIDTH + 5, y: y, "dominant-baseline": "middle", "class": "tick"},
          svg, true).textContent = String(tick);
     });
-    var x = width - 4, y = top + length / 2;
-    el("text", {x: x, y: y, transform: "rotate(-90 " + x + " " + y + ")", "text-anchor": "middle"},
-       svg, true).textContent = label;
+    var labelX = width - 4, labelY = top + length / 2;
+    el("text", {x: labelX, y: labelY, transform: "rotate(-90 " + labelX + " " + labelY + ")",
+                "text-anchor": "middle"}, svg, true).textContent = label;
     return svg;
   }
 
@@ -117,8 +116,11 @@
           b.addEventListener("click", function () { self.state.example = i; self.state.row = null; self.draw(); });
         });
       }
+      // A grid: a row per layer, a column per head ("head 2" in the row "layer 1").
+      var grid = el("div", {"class": "attention-explorer-heads",
+                            style: "grid-template-columns: repeat(" + (d.heads.length + 1) + ", max-content)"}, controls);
       d.layers.forEach(function (layerName, l) {
-        var row = el("div", {"class": "attention-explorer-layer", role: "group", "aria-label": layerName}, controls);
+        var row = el("div", {"class": "attention-explorer-layer", role: "group", "aria-label": layerName}, grid);
         el("span", {"class": "attention-explorer-layer-name"}, row).textContent = layerName;
         d.heads.forEach(function (headName, h) {
           var b = el("button", {type: "button", "data-layer": l, "data-head": h,
@@ -161,8 +163,7 @@
     var left = PAD + CHAR * Math.max.apply(null, example.queries.map(function (t) { return t.length; }));
     var top = PAD + CHAR * Math.max.apply(null, example.keys.map(function (t) { return t.length; }));
     var width = left + CELL * example.keys.length + PAD, height = top + CELL * example.queries.length + PAD;
-    var svg = el("svg", {"class": "attention-explorer-map", width: width, height: height,
-                         viewBox: "0 0 " + width + " " + height, role: "listbox",
+    var svg = el("svg", {"class": "attention-explorer-map", width: width, height: height, role: "listbox",
                          "aria-label": this.caption.textContent + ": query rows (arrow keys move, Enter keeps one)"},
                  null, true);
     example.keys.forEach(function (token, j) {
@@ -198,9 +199,15 @@
       var focused = self.rows.indexOf(document.activeElement);
       self.show(focused >= 0 ? focused : s.row);
     });
+    // The map and its colour bar are one picture, so that both shrink together on a narrow screen.
+    var bar = colourBar(d.colours, d.bar_label, width, top, CELL * example.queries.length);
+    var pictureWidth = width + +bar.getAttribute("width"), pictureHeight = Math.max(height, +bar.getAttribute("height"));
+    var picture = el("svg", {"class": "attention-explorer-picture", width: pictureWidth, height: pictureHeight,
+                             viewBox: "0 0 " + pictureWidth + " " + pictureHeight}, null, true);
+    picture.appendChild(svg);
+    picture.appendChild(bar);
     this.figure.innerHTML = "";
-    this.figure.appendChild(svg);
-    this.figure.appendChild(colourBar(d.colours, d.bar_label, top, CELL * example.queries.length));
+    this.figure.appendChild(picture);
     this.svg = svg;
     this.rows[s.row === null ? 0 : s.row].setAttribute("tabindex", "0");
     this.show(s.row);

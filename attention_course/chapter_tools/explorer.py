@@ -51,16 +51,17 @@ HINT = ("Hover a query (a row), or Tab to the map and move with the arrow keys, 
 _STYLE = """<style>
 .attention-explorer { margin: 0.5em 0 1em; font-size: 0.9em; }
 .attention-explorer svg text { font: 12px sans-serif; fill: currentColor; }
-.attention-explorer-layer { display: flex; flex-wrap: wrap; align-items: center; margin: 0.2em 0; }
-.attention-explorer-layer-name { min-width: 4.5em; }
+.attention-explorer-heads { display: grid; align-items: center; margin: 0.3em 0; padding: 4px; overflow-x: auto; }
+.attention-explorer-layer { display: contents; }
+.attention-explorer-layer-name { padding-right: 0.4em; white-space: nowrap; position: sticky; left: 0;
+  background: var(--pst-color-background, #fff); }
 .attention-explorer button { min-width: 2em; border: 1px solid #999; background: #fff; color: #222;
-  border-radius: 3px; cursor: pointer; padding: 1px 5px; margin: 1px; }
+  border-radius: 3px; cursor: pointer; padding: 0 2px; margin: 1px; font-size: 0.8em; white-space: nowrap; }
 .attention-explorer button[aria-pressed="true"] { background: #08306b; color: #fff; }
 .attention-explorer-option { display: inline-block; margin-right: 1.5em; }
 .attention-explorer-option label { margin-left: 0.35em; }
 .attention-explorer :focus-visible { outline: 3px solid #e8590c; outline-offset: 1px; }
-.attention-explorer-figure { display: flex; align-items: flex-start; }
-.attention-explorer-map { max-width: calc(100% - 90px); height: auto; }
+.attention-explorer-picture { max-width: 100%; height: auto; }
 .attention-explorer-map .query-row { cursor: pointer; }
 .attention-explorer-map .query-row.shown text { font-weight: bold; }
 .attention-explorer-readout { min-height: 1.5em; font-family: monospace; }
@@ -88,13 +89,13 @@ def colour(w: float) -> str:
     return COLOURS[min(len(COLOURS) - 1, max(0, int(np.floor(float(w) * len(COLOURS)))))]
 
 
-def _colour_bar(top: int, length: int) -> str:
-    """The colour bar beside a map whose cells start ``top`` px down and are ``length`` px tall."""
+def _colour_bar(x: int, top: int, length: int) -> tuple[str, int, int]:
+    """The colour bar, ``x`` px right, beside a map whose cells start ``top`` px down and are ``length``
+    px tall; and its width and height."""
     length = max(length, BAR_MIN_LENGTH)
     band = length / BAR_BANDS
     width, height = BAR_WIDTH + 3 * CHAR + 2 * PAD + 14, top + length + PAD
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="attention-explorer-colour-bar" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+    parts = [f'<svg class="attention-explorer-colour-bar" x="{x}" width="{width}" height="{height}" role="img" '
              f'aria-label="colour bar: {COLOURMAP}, {BAR_LABEL} from 0 to 1">']
     for k in range(BAR_BANDS):          # bottom (weight 0) to top (weight 1)
         y = top + length - (k + 1) * band
@@ -108,17 +109,17 @@ def _colour_bar(top: int, length: int) -> str:
     x, y = width - 4, top + length / 2
     parts.append(f'<text x="{x}" y="{y}" transform="rotate(-90 {x} {y})" text-anchor="middle">'
                  f'{html.escape(BAR_LABEL)}</text></svg>')
-    return "".join(parts)
+    return "".join(parts), width, height
 
 
 def _svg(queries: Sequence[str], keys: Sequence[str], weights: np.ndarray, label: str) -> str:
-    """The heat map ``explorer.js`` draws and its colour bar, as static SVG (rows: queries, columns: keys)."""
+    """The heat map ``explorer.js`` draws and its colour bar, as static SVG (rows: queries, columns: keys);
+    one picture, so that both shrink together on a narrow screen."""
     left = PAD + CHAR * max(map(len, queries))
     top = PAD + CHAR * max(map(len, keys))
     width, height = left + CELL * len(keys) + PAD, top + CELL * len(queries) + PAD
-    parts = [f'<div class="attention-explorer-figure"><svg xmlns="http://www.w3.org/2000/svg" '
-             f'class="attention-explorer-map" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(label)}">']
+    parts = [f'<svg class="attention-explorer-map" width="{width}" height="{height}" role="img" '
+             f'aria-label="{html.escape(label)}">']
     for j, token in enumerate(keys):
         x = left + CELL * (j + 0.5)
         parts.append(f'<text x="{x}" y="{top - 4}" transform="rotate(-90 {x} {top - 4})" '
@@ -130,8 +131,11 @@ def _svg(queries: Sequence[str], keys: Sequence[str], weights: np.ndarray, label
             parts.append(f'<rect x="{left + CELL * j}" y="{top + CELL * i}" width="{CELL}" height="{CELL}" '
                          f'fill="{colour(value)}"><title>{html.escape(token)} → {html.escape(keys[j])}: '
                          f'{value:.2f}</title></rect>')
-    parts.append("</svg>")
-    return "".join(parts) + _colour_bar(top, CELL * len(queries)) + "</div>"
+    bar, bar_width, bar_height = _colour_bar(width, top, CELL * len(queries))
+    parts.append("</svg>" + bar + "</svg>")
+    width, height = width + bar_width, max(height, bar_height)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="attention-explorer-picture" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}">' + "".join(parts))
 
 
 class Explorer:

@@ -63,7 +63,7 @@ def test_the_static_picture_has_a_colour_bar_from_0_to_1():
     weights = np.full((1, 1, 2, 2), 0.5)
     page = explorer.attention_explorer("maps", [explorer.Example("x", list("ab"), list("ab"), weights)])._repr_html_()
     static = page.split('<div class="attention-explorer-static">')[1].split('<div class="attention-explorer-live"')[0]
-    bar = static.split('<svg xmlns="http://www.w3.org/2000/svg" class="attention-explorer-colour-bar"')[1]
+    bar = static.split('<svg class="attention-explorer-colour-bar"')[1]
     ticks = re.findall(r'y="([\d.]+)" dominant-baseline="middle">([\d.]+)</text>', bar)
     assert [label for _, label in ticks] == ["0", "0.5", "1"]
     assert float(ticks[2][0]) < float(ticks[1][0]) < float(ticks[0][0])           # 1 at the top
