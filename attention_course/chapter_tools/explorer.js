@@ -208,7 +208,6 @@
     picture.appendChild(bar);
     this.figure.innerHTML = "";
     this.figure.appendChild(picture);
-    this.svg = svg;
     this.rows[s.row === null ? 0 : s.row].setAttribute("tabindex", "0");
     this.show(s.row);
   };
