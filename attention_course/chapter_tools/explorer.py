@@ -8,10 +8,18 @@ and off).  The output is one piece of HTML that holds everything it needs:
 
 * the maps, as JSON in a ``<script type="application/json">`` element
   (weights rounded to ``1/PRECISION``);
-* a static SVG picture of the first layer and head, drawn here, which is what
-  a reader sees where scripts do not run;
+* a static SVG picture of the first layer and head and its colour bar, drawn
+  here, which is what a reader sees where scripts do not run;
 * the script (``explorer.js``, next to this file), which replaces the picture
   with the interactive one.
+
+The colours are the figures' (matplotlib's viridis on one scale from 0 to 1,
+the same for every head): the page carries matplotlib's colour table, so a cell
+has the colour that ``plotting.attention_heatmap(..., vmax=1.0)`` gives its
+weight.  Every control works from the keyboard: the example and head buttons
+and the toy's check boxes are reached with Tab, and in the map the arrow keys
+move from query row to query row (Enter or Space keeps a row highlighted while
+the reader switches heads).
 
 Nothing is fetched, so the explorer works offline, from ``file://``, in a page
 saved on its own, and in Jupyter.
@@ -26,21 +34,36 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
 
 PRECISION = 100           # weights are stored as integers in [0, PRECISION]: two decimals, as shown
 SCRIPT = Path(__file__).with_name("explorer.js")
 CELL, CHAR, PAD = 24, 7, 6    # the layout of explorer.js, for the static picture
-HINT = "Hover a query (a row) to see where it attends."
+BAR_WIDTH, BAR_MIN_LENGTH, BAR_BANDS = 12, 110, 64    # the colour bar's, likewise
+BAR_LABEL = "attention weight"   # from 0 to 1 whatever the head: heads are compared on one scale
+COLOURMAP = "viridis"     # the figures' (plotting.attention_heatmap)
+#: matplotlib's table of the colour map: a weight w in [0, 1] has colour COLOURS[floor(w · N)] (the last for 1)
+COLOURS = [to_hex(rgba) for rgba in colormaps[COLOURMAP](np.arange(colormaps[COLOURMAP].N))]
+HINT = ("Hover a query (a row), or Tab to the map and move with the arrow keys, to see where it attends; "
+        "click or press Enter to keep the row highlighted.")
 
 _STYLE = """<style>
 .attention-explorer { margin: 0.5em 0 1em; font-size: 0.9em; }
 .attention-explorer svg text { font: 12px sans-serif; fill: currentColor; }
-.attention-explorer-heads { border-collapse: collapse; margin: 0.3em 0; }
-.attention-explorer-heads th { font-weight: normal; padding-right: 0.6em; text-align: right; }
-.attention-explorer-heads td { padding: 1px; border: none; }
+.attention-explorer-heads { display: grid; align-items: center; margin: 0.3em 0; padding: 4px; overflow-x: auto; }
+.attention-explorer-layer { display: contents; }
+.attention-explorer-layer-name { padding-right: 0.4em; white-space: nowrap; position: sticky; left: 0;
+  background: var(--pst-color-background, #fff); }
 .attention-explorer button { min-width: 2em; border: 1px solid #999; background: #fff; color: #222;
-  border-radius: 3px; cursor: pointer; padding: 1px 5px; margin: 1px; }
+  border-radius: 3px; cursor: pointer; padding: 0 2px; margin: 1px; font-size: 0.8em; white-space: nowrap; }
 .attention-explorer button[aria-pressed="true"] { background: #08306b; color: #fff; }
+.attention-explorer-option { display: inline-block; margin-right: 1.5em; }
+.attention-explorer-option label { margin-left: 0.35em; }
+.attention-explorer :focus-visible { outline: 3px solid #e8590c; outline-offset: 1px; }
+.attention-explorer-picture { max-width: 100%; height: auto; }
+.attention-explorer-map .query-row { cursor: pointer; }
+.attention-explorer-map .query-row.shown text { font-weight: bold; }
 .attention-explorer-readout { min-height: 1.5em; font-family: monospace; }
 </style>"""
 
@@ -61,18 +84,42 @@ class Example:
     weights: np.ndarray
 
 
-def _colour(w: float) -> str:
-    t = min(max(float(w), 0.0), 1.0)
-    return "rgb({},{},{})".format(*(round(a + (b - a) * t) for a, b in ((255, 8), (255, 48), (255, 107))))
+def colour(w: float) -> str:
+    """The colour of weight ``w`` (clipped to [0, 1]), as matplotlib's colour map draws it: ``#rrggbb``."""
+    return COLOURS[min(len(COLOURS) - 1, max(0, int(np.floor(float(w) * len(COLOURS)))))]
+
+
+def _colour_bar(x: int, top: int, length: int) -> tuple[str, int, int]:
+    """The colour bar, ``x`` px right, beside a map whose cells start ``top`` px down and are ``length``
+    px tall; and its width and height."""
+    length = max(length, BAR_MIN_LENGTH)
+    band = length / BAR_BANDS
+    width, height = BAR_WIDTH + 3 * CHAR + 2 * PAD + 14, top + length + PAD
+    parts = [f'<svg class="attention-explorer-colour-bar" x="{x}" width="{width}" height="{height}" role="img" '
+             f'aria-label="colour bar: {COLOURMAP}, {BAR_LABEL} from 0 to 1">']
+    for k in range(BAR_BANDS):          # bottom (weight 0) to top (weight 1)
+        y = top + length - (k + 1) * band
+        parts.append(f'<rect x="{PAD}" y="{y:.2f}" width="{BAR_WIDTH}" height="{band + 0.5:.2f}" '
+                     f'fill="{COLOURS[int((k + 0.5) / BAR_BANDS * len(COLOURS))]}"/>')
+    for tick in (0, 0.5, 1):
+        y = top + length * (1 - tick)
+        parts.append(f'<line x1="{PAD + BAR_WIDTH}" x2="{PAD + BAR_WIDTH + 3}" y1="{y}" y2="{y}" '
+                     f'stroke="currentColor"/><text x="{PAD + BAR_WIDTH + 5}" y="{y}" '
+                     f'dominant-baseline="middle">{tick:g}</text>')
+    x, y = width - 4, top + length / 2
+    parts.append(f'<text x="{x}" y="{y}" transform="rotate(-90 {x} {y})" text-anchor="middle">'
+                 f'{html.escape(BAR_LABEL)}</text></svg>')
+    return "".join(parts), width, height
 
 
 def _svg(queries: Sequence[str], keys: Sequence[str], weights: np.ndarray, label: str) -> str:
-    """The heat map ``explorer.js`` draws, as static SVG (rows: queries, columns: keys)."""
+    """The heat map ``explorer.js`` draws and its colour bar, as static SVG (rows: queries, columns: keys);
+    one picture, so that both shrink together on a narrow screen."""
     left = PAD + CHAR * max(map(len, queries))
     top = PAD + CHAR * max(map(len, keys))
     width, height = left + CELL * len(keys) + PAD, top + CELL * len(queries) + PAD
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(label)}">']
+    parts = [f'<svg class="attention-explorer-map" width="{width}" height="{height}" role="img" '
+             f'aria-label="{html.escape(label)}">']
     for j, token in enumerate(keys):
         x = left + CELL * (j + 0.5)
         parts.append(f'<text x="{x}" y="{top - 4}" transform="rotate(-90 {x} {top - 4})" '
@@ -82,10 +129,13 @@ def _svg(queries: Sequence[str], keys: Sequence[str], weights: np.ndarray, label
                      f'dominant-baseline="middle">{html.escape(token)}</text>')
         for j, value in enumerate(weights[i]):
             parts.append(f'<rect x="{left + CELL * j}" y="{top + CELL * i}" width="{CELL}" height="{CELL}" '
-                         f'fill="{_colour(value)}"><title>{html.escape(token)} → {html.escape(keys[j])}: '
+                         f'fill="{colour(value)}"><title>{html.escape(token)} → {html.escape(keys[j])}: '
                          f'{value:.2f}</title></rect>')
-    parts.append("</svg>")
-    return "".join(parts)
+    bar, bar_width, bar_height = _colour_bar(width, top, CELL * len(queries))
+    parts.append("</svg>" + bar + "</svg>")
+    width, height = width + bar_width, max(height, bar_height)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="attention-explorer-picture" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}">' + "".join(parts))
 
 
 class Explorer:
@@ -138,8 +188,8 @@ def attention_explorer(title: str, examples: Sequence[Example], layer_names: Seq
     heads = list(head_names or [f"head {h + 1}" for h in range(shape[1])])
     if (len(layers), len(heads)) != shape:
         raise ValueError(f"{len(layers)} layer names and {len(heads)} head names for {shape} layers and heads")
-    data = {"title": title, "precision": PRECISION, "hint": HINT, "layers": layers, "heads": heads,
-            "examples": stored}
+    data = {"title": title, "precision": PRECISION, "hint": HINT, "colours": COLOURS, "bar_label": BAR_LABEL,
+            "layers": layers, "heads": heads, "examples": stored}
     first = np.asarray(stored[0]["weights"][0][0]) / PRECISION
     label = f"{title}: " + (f"{examples[0].name}, " if len(examples) > 1 else "") + f"{layers[0]}, {heads[0]}"
     return Explorer(data, label, _svg(examples[0].queries, examples[0].keys, first, label))
@@ -167,7 +217,7 @@ def toy_explorer(title: str, tokens: Sequence[str], query: np.ndarray, key: np.n
     if not len(tokens) or query.ndim != 2 or query.shape != key.shape or query.shape[0] != len(tokens):
         raise ValueError(f"query and key must both be (T, d_k) with T = {len(tokens)} tokens, "
                          f"got {query.shape} and {key.shape}")
-    data = {"title": title, "hint": HINT,
+    data = {"title": title, "hint": HINT, "colours": COLOURS, "bar_label": BAR_LABEL,
             "toy": {"tokens": list(tokens), "query": query.tolist(), "key": key.tolist()}}
     label = f"{title}: scaled by 1/√d_k, no mask"
     return Explorer(data, label, _svg(tokens, tokens, toy_weights(query, key), label))

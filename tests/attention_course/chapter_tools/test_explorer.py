@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 import pytest
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
 
 from attention_course.attention import dot_product_attention, scaled_dot_product_attention
 from attention_course.chapter_tools import explorer
@@ -42,9 +44,33 @@ def test_the_static_picture_draws_the_first_head():
     assert len(titles) == 9
     values = [float(html.unescape(t).rsplit(": ", 1)[1]) for t in titles]
     np.testing.assert_allclose(values, weights[0, 0].ravel(), atol=0.006)
-    # A darker cell is a larger weight.
-    reds = [int(m) for m in re.findall(r'fill="rgb\((\d+),', static)]
-    assert np.argmin(reds) == np.argmax(weights[0, 0])
+    # Each cell has the colour matplotlib's viridis gives its weight, as in the figures.
+    fills = re.findall(r'<rect [^>]*fill="(#[0-9a-f]{6})"><title>', static)
+    assert fills == [to_hex(colormaps["viridis"](w)) for w in np.asarray(values)]
+
+
+def test_colours_are_matplotlibs_viridis_from_0_to_1():
+    viridis = colormaps["viridis"]
+    weights = np.concatenate([np.linspace(0, 1, 1001), np.arange(257) / 256, [0.37, 0.999999, 1e-9]])
+    assert [explorer.colour(w) for w in weights] == [to_hex(viridis(w)) for w in weights]
+    assert (explorer.colour(-0.1), explorer.colour(1.2)) == (to_hex(viridis(0.0)), to_hex(viridis(1.0)))
+    # The page carries the whole table, from which explorer.js takes the same colours.
+    data = embedded_json(explorer.toy_explorer("t", ["a"], np.ones((1, 1)), np.ones((1, 1)))._repr_html_())
+    assert data["colours"] == [to_hex(c) for c in viridis(np.arange(viridis.N))]
+
+
+def test_the_static_picture_has_a_colour_bar_from_0_to_1():
+    weights = np.full((1, 1, 2, 2), 0.5)
+    page = explorer.attention_explorer("maps", [explorer.Example("x", list("ab"), list("ab"), weights)])._repr_html_()
+    static = page.split('<div class="attention-explorer-static">')[1].split('<div class="attention-explorer-live"')[0]
+    bar = static.split('<svg class="attention-explorer-colour-bar"')[1]
+    ticks = re.findall(r'y="([\d.]+)" dominant-baseline="middle">([\d.]+)</text>', bar)
+    assert [label for _, label in ticks] == ["0", "0.5", "1"]
+    assert float(ticks[2][0]) < float(ticks[1][0]) < float(ticks[0][0])           # 1 at the top
+    assert "attention weight</text>" in bar
+    bands = sorted((float(y), fill) for y, fill in re.findall(r'<rect x="\d+" y="([\d.]+)"[^>]*fill="(#\w+)"', bar))
+    centres = 1 - (np.arange(len(bands)) + 0.5) / len(bands)                     # top to bottom
+    assert [fill for _, fill in bands] == [to_hex(colormaps["viridis"](c)) for c in centres]
 
 
 def test_tokens_and_titles_are_escaped():
