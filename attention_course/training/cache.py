@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import dis
 import functools
 import hashlib
 import importlib
@@ -275,8 +276,16 @@ def _defined_here(module) -> bool:
     return "site-packages" not in path and not path.startswith(sys.base_prefix)
 
 
+#: the instructions that read or write a module-level name (``co_names`` also holds
+#: attribute and method names, which are not the chapter's variables: ``train.images``
+#: does not make a global called ``images`` part of the key)
+_GLOBAL_NAME_OPS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
+
+
 def _names_used(code) -> set[str]:
-    names = set(code.co_names)
+    """The global names ``code`` (and the functions and classes nested in it) reads or writes."""
+    names = {instruction.argval for instruction in dis.get_instructions(code)
+             if instruction.opname in _GLOBAL_NAME_OPS}
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
             names |= _names_used(constant)

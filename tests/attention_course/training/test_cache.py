@@ -55,6 +55,23 @@ def test_a_key_covers_the_values_a_function_uses(monkeypatch):
     assert cache.content_key(uses_the_globals) != key
 
 
+def reads_an_attribute_called_like_a_global(split):
+    def inner():
+        return split.images * SETTING
+    return inner() + split.images
+
+
+def test_a_key_covers_global_names_only_not_attributes_of_the_same_name(monkeypatch):
+    """``split.images`` reads an attribute: a global that happens to be called ``images``
+    (a chapter's loop variable, say) is not something the function uses."""
+    key = cache.content_key(reads_an_attribute_called_like_a_global)
+    monkeypatch.setitem(globals(), "images", np.zeros(3))
+    assert cache.content_key(reads_an_attribute_called_like_a_global) == key
+    # the global the nested function does read still counts
+    monkeypatch.setitem(globals(), "SETTING", 4)
+    assert cache.content_key(reads_an_attribute_called_like_a_global) != key
+
+
 def test_a_key_covers_closures_defaults_and_package_modules():
     def make(n):
         return lambda: n
