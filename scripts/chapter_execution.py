@@ -17,9 +17,10 @@ Book's execution cache before Sphinx reads them) and by ``check_claims.py``
   TensorFlow's and the BLAS libraries' thread counts to match), so that two
   kernels on two cores do not fight over them (nor do
   tf.data's tuning threads: ``notebook.setup()`` turns them off).  A
-  chapter that reuses a model an earlier chapter trains (chapter 3 compares
-  against chapter 1's translator, through ``experiments.rnn_translator``)
-  starts after that chapter, so that it loads the model instead of waiting
+  page that reuses a model an earlier page trains (chapter 3 compares
+  against chapter 1's translator, through ``experiments.rnn_translator``;
+  chapter 14's second page reuses its first page's ViT, through
+  ``digit_classifiers.vision_transformer``) starts after that page, so that it loads the model instead of waiting
   for it or training it twice.
 """
 
@@ -109,21 +110,32 @@ def chapter_key(path: Path, notebook, environment: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-#: a call of a function of attention_course.training.experiments, which trains a model or loads it
-EXPERIMENT_CALL = re.compile(r"\bexperiments\.(\w+)\(")
+def training_modules() -> list[str]:
+    """The modules of ``attention_course.training`` that train models for chapters
+    (through ``trained_model``): ``experiments``, and one module per chapter's experiment."""
+    folder = ROOT / "attention_course" / "training"
+    return sorted(path.stem for path in folder.glob("*.py")
+                  if path.stem != "cache" and "trained_model(" in path.read_text(encoding="utf-8"))
+
+
+#: a call of a function of a training module (``experiments.rnn_translator(``), which trains
+#: a model or loads it
+TRAINING_CALL = re.compile(rf"\b((?:{'|'.join(map(re.escape, training_modules()))})\.\w+)\(")
+#: training-module functions that only make data
+DATA_ONLY = {"experiments.translation_data"}
 
 
 def shared_models(paths: list[Path]) -> dict[Path, set[Path]]:
     """``{chapter: earlier chapters that train models it reuses}``, ``paths`` in reading order.
 
-    Two chapters that call the same experiment function
-    (``experiments.rnn_translator(...)``) share its cached models: the
-    later one runs after the earlier one.
+    Two pages that call the same function of a training module
+    (``experiments.rnn_translator(...)``, ``digit_classifiers.vision_transformer(...)``)
+    share its cached models: the later one runs after the earlier one.
     """
     seen: dict[str, list[Path]] = {}
     needs = {}
     for path in paths:
-        called = set(EXPERIMENT_CALL.findall(path.read_text())) - {"translation_data"}
+        called = set(TRAINING_CALL.findall(path.read_text())) - DATA_ONLY
         needs[path] = {earlier for name in called for earlier in seen.get(name, [])}
         for name in called:
             seen.setdefault(name, []).append(path)

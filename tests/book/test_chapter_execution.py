@@ -63,6 +63,18 @@ def test_chapters_that_reuse_a_trained_model_run_after_the_chapter_that_trains_i
     assert needs == {first: set(), second: {first}, other: set(), third: {first, second}}
 
 
+def test_every_training_module_of_the_package_orders_the_pages_that_share_its_models(tmp_path):
+    assert {"experiments", "marker_heads", "digit_classifiers"} <= set(chapter_execution.training_modules())
+    first = tmp_path / "14.md"
+    first.write_text("vit_run = digit_classifiers.vision_transformer(train)")
+    second = tmp_path / "14b.md"
+    second.write_text("vit = digit_classifiers.vision_transformer(train).model")
+    unrelated = tmp_path / "15.md"
+    unrelated.write_text("digit_classifiers_note = 1; marker_heads.EPOCHS")
+    needs = chapter_execution.shared_models([first, second, unrelated])
+    assert needs == {first: set(), second: {first}, unrelated: set()}
+
+
 def test_jobs_wait_for_the_jobs_they_come_after(monkeypatch):
     finished = []
 
