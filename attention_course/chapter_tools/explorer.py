@@ -65,6 +65,11 @@ _STYLE = """<style>
 .attention-explorer-map .query-row { cursor: pointer; }
 .attention-explorer-map .query-row.shown text { font-weight: bold; }
 .attention-explorer-readout { min-height: 1.5em; font-family: monospace; }
+/* On a phone, a layer's head buttons wrap onto more lines rather than scroll. */
+@media (max-width: 760px) {
+  .attention-explorer-heads { display: block; overflow-x: visible; }
+  .attention-explorer-layer { display: flex; flex-wrap: wrap; align-items: center; margin-bottom: 2px; }
+}
 </style>"""
 
 
