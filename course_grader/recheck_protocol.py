@@ -154,7 +154,8 @@ def check_structure(head: bytes) -> None:
     """
     if len(head) > MAX_HEADER:
         raise ReplyError(f"a reply header larger than the limit; the limit is {MAX_HEADER} bytes")
-    bare = re.sub(rb'"(?:[^"\\]|\\.)*"', b'""', head)        # strings cannot nest or count
+    # strings cannot nest or count; the pattern is unrolled so that a long string costs no backtracking stack
+    bare = re.sub(rb'"[^"\\]*(?:\\.[^"\\]*)*"', b'""', head)
     items = bare.count(b",") + bare.count(b"[") + bare.count(b"{")
     if items > MAX_ITEMS:
         raise ReplyError(f"a reply of more values than the limit; the limit is {MAX_ITEMS} values")

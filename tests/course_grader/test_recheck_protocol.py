@@ -161,6 +161,26 @@ def test_a_header_longer_than_its_payload_or_not_json_is_refused():
     assert "not in the reply format" in _refused_quickly(frame(["LEAK"]))
 
 
+def test_the_largest_reply_the_limits_allow_is_read_within_the_stated_budget():
+    # the most values a header may hold, in dicts, and an array filling the rest of the frame
+    value = {"__tuple__": [{"__dict__": [[i, {"__tuple__": [1.5]}] for i in range(33_000)]}, {"__array__": 0}]}
+    head = json.dumps({"op": "return", "value": value, "__arrays__": [["|u1", [0]]]}).encode()
+    size = MAX_FRAME - len(head) - 8
+    payload = bytearray(frame({"op": "return", "value": value, "__arrays__": [["|u1", [size]]]}, bytes(size)))
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        header, arrays = unpack(payload)
+        counts, array = decode(header["value"], arrays, from_handle=lambda key, kind: key)
+        seconds = time.monotonic() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(counts) == 33_000 and array.size == size
+    assert seconds < 5, seconds                  # under a second on an idle machine
+    assert len(payload) + peak < 130 * 2 ** 20, peak   # the instructor page's figure, the payload included
+
+
 def test_structure_limits_count_what_json_would_build():
     check_structure(b'{"op": "return", "value": [1, 2, "a, [b] {c}", {"__dict__": []}]}')
     with pytest.raises(ReplyError, match="nested"):
