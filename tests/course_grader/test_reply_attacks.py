@@ -214,3 +214,64 @@ def test_a_deeply_nested_result_stays_usable_as_a_handle(tmp_path):
     test = "v = answer(1.0)\nfor _ in range(100):\n    v = v[0]\nassert v == [1.0]"
     failure, _ = run(student, test, ["answer"], tmp_path, hidden=False)
     assert failure is None, failure
+
+
+# -- the whole pipeline: scores, feedback page, autograded notebook, grading report ---------------
+
+BLEU = "a9_bleu"
+VISIBLE_HYPOTHESES = {"le le le le", "le chat et le chien", "le le le chat", "un chat", "le chat",    # visible tests'
+                      "le chien rouge et un chat", "le chien rouge et un", "le chien rouge et un chien",  # inputs
+                      "un chat et le chien rouge"}
+
+
+@pytest.fixture(scope="module")
+def bleu_report(tmp_path_factory):
+    from grading_support import edited, graded_batch, solved_notebook
+
+    solved = solved_notebook(BLEU)
+    # Honest in the notebook and on the visible inputs; in the re-check's process, the hidden inputs
+    # come back as text a failing test's message quotes.
+    leaker = edited(solved, "clipped_matches", "def clipped_matches(", """import sys as _sys
+_VISIBLE = %r
+def clipped_matches(hypothesis, references, n):
+    if "ipykernel" not in _sys.modules and hypothesis not in _VISIBLE:
+        return ("LE" + "AK:" + hypothesis + "|" + "|".join(references), 0)   # not in the source as one word
+    return _honest_clipped_matches(hypothesis, references, n)
+def _honest_clipped_matches(""" % (VISIBLE_HYPOTHESES,))
+    # n-gram counts that equal anything: a Counter subclass whose == always answers yes
+    always = edited(solved, "ngram_counts", "def ngram_counts(", """import collections as _collections
+class _Always(dict):
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+def ngram_counts(sentence, n):
+    return _Always()
+def _honest_ngram_counts(""")
+    return graded_batch(tmp_path_factory, "reply-attacks", BLEU,
+                        {"solution": solved, "leaker": leaker, "always": always})
+
+
+def test_hidden_inputs_quoted_by_a_test_message_never_reach_the_feedback(bleu_report):
+    import json
+
+    from grading_support import autograded, cell_scores, feedback_html, max_scores
+
+    scores = cell_scores(bleu_report, "leaker")
+    assert scores["clipped_hidden"] == 0 and scores["clipped_visible"] == max_scores(BLEU)["clipped_visible"]
+    text = feedback_html(bleu_report, "leaker") + json.dumps(autograded(bleu_report, "leaker"))
+    text += json.dumps(bleu_report["by_student"]["leaker"])
+    text += "".join(path.read_text() for path in bleu_report["course"].rglob(".grading-report-*.json")
+                    if "leaker" in path.parts)
+    assert "HiddenTestFailed" in text and "wrong, got …" in text
+    assert "LEAK:" not in text
+
+
+def test_counts_that_equal_anything_earn_nothing(bleu_report):
+    from grading_support import cell_scores, max_scores
+
+    always, solution = cell_scores(bleu_report, "always"), cell_scores(bleu_report, "solution")
+    assert solution == max_scores(BLEU)
+    # the dict subclass arrives as its (empty) contents: both n-gram tests score 0, as do the
+    # BLEU tests that use the counts; the hidden one says why in the grader's words
+    assert always["ngram_visible"] == always["ngram_hidden"] == 0
+    assert bleu_report["by_student"]["solution"]["flags"] == []
