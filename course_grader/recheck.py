@@ -21,6 +21,7 @@ controls is what its functions return, which is exactly what is being graded.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import copy
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from . import limits as default_limits
 from . import mistakes, sandbox
-from .recheck_protocol import MAX_FRAME, decode, encode, pack, unpack
+from .recheck_protocol import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
 
 
 def child_source() -> str:
@@ -59,6 +60,15 @@ class StudentTimeout(StudentProcessError, TimeoutError):
     pass
 
 
+#: characters of a call's printed output the grader accepts (the child sends at most this many)
+MAX_PRINTED = 100_000
+
+
+def _refused(error: ReplyError) -> str:
+    """A refused reply in the grader's words (a ReplyError's message holds nothing of the reply)."""
+    return f"the student's process sent a reply the grader refuses ({error})"
+
+
 class _Deadline(Exception):
     pass
 
@@ -67,13 +77,18 @@ class _Deadline(Exception):
 FROM_STUDENT = "_raised_by_student_code"
 
 
-def _exception_from(info: dict) -> BaseException:
+def _exception_from(info) -> BaseException:
     """Rebuild the student's exception as a built-in type the tests can catch."""
+    if not (type(info) is dict and type(info.get("type")) is str and type(info.get("message")) is str
+            and type(info.get("mro", [])) is list and len(info.get("mro", [])) <= 100):
+        raise StudentProcessError("the student's process sent a reply the grader refuses "
+                                  "(a reply that is not in the reply format)")
+    info = dict(info, message=info["message"][:2000])
     if info["type"] == "KeyboardInterrupt":
         return StudentTimeout("interrupted: the time limit was reached")
     error = None
     for name in info.get("mro", []):
-        cls = getattr(builtins, name, None)
+        cls = getattr(builtins, name, None) if type(name) is str else None
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
                 error = cls(info["message"])
@@ -90,22 +105,33 @@ class TransportError(TypeError):
     """A test tried to send the student's process something that is not plain data or a handle."""
 
 
+class NotPlainData(TypeError):
+    """A test asked one of the student's objects to judge itself (``==``, ``<``, truth).
+
+    Its message is the grader's words only: the assignment's name that gave
+    the object and what kind of object it is.
+    """
+
+
 class Remote:
     """Something that lives in the student's process: a function, a class, an object.
 
-    Calls, attributes and the protocols ordinary tests use (``len``, iteration,
-    ``in``, indexing, comparisons, truth, ``str``, ``hash``) are carried out in
-    the student's process, on the real object, so a test sees what Python
-    would do with it; only plain data comes back.
+    Calls, attributes and the questions ordinary tests ask an object (``len``,
+    iteration, ``in``, indexing, ``str``) are carried out in the student's
+    process, on the real object; only plain data comes back, and the grader
+    judges it.  The object never judges itself: ``==``, ``!=``, ``<`` and the
+    like, and its truth, raise :class:`NotPlainData` (a handle equals only
+    itself), so an object whose ``__eq__`` always answers yes earns nothing.
     """
 
-    __slots__ = ("_process", "_key", "_label", "_generation")
+    __slots__ = ("_process", "_key", "_label", "_generation", "_kind")
 
-    def __init__(self, process: "StudentProcess", key: int, label: str):
+    def __init__(self, process: "StudentProcess", key: int, label: str, kind: str = "object"):
         object.__setattr__(self, "_process", process)
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_label", label)
         object.__setattr__(self, "_generation", process.generation)
+        object.__setattr__(self, "_kind", kind if kind in HANDLE_KINDS else "object")
 
     def __call__(self, *args, **kwargs):
         return self._process.request("call", self, args=args, kwargs=kwargs)
@@ -133,32 +159,36 @@ class Remote:
     def __getitem__(self, key):
         return self._apply("getitem", key)
 
-    def __bool__(self):
-        return self._apply("bool")
-
     def __str__(self):
         return self._apply("str")
 
-    def __hash__(self):
-        return self._apply("hash")
+    def _same(self, other) -> bool:
+        return (type(other) is Remote and other._process is self._process and other._key == self._key
+                and other._generation == self._generation)
+
+    def _refuse(self, what: str):
+        if self._kind != "object":      # a function, a class, a generator: Python's own identity rules
+            return NotImplemented if what != "whether it is true" else True
+        raise NotPlainData(f"{self._label} gave {HANDLE_KINDS[self._kind]}, not plain data (numbers, strings, "
+                           f"NumPy arrays, lists, tuples, dicts): the grader does not let it decide {what}")
 
     def __eq__(self, other):
-        return self._apply("eq", other)
+        return True if self._same(other) else self._refuse("whether it equals something")
 
     def __ne__(self, other):
-        return self._apply("ne", other)
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __lt__(self, other):
-        return self._apply("lt", other)
+        return self._refuse("how it compares")
 
-    def __le__(self, other):
-        return self._apply("le", other)
+    __le__ = __gt__ = __ge__ = __lt__
 
-    def __gt__(self, other):
-        return self._apply("gt", other)
+    def __bool__(self):
+        return self._refuse("whether it is true")
 
-    def __ge__(self, other):
-        return self._apply("ge", other)
+    def __hash__(self):
+        return hash((id(self._process), self._key, self._generation))
 
     def __repr__(self):
         return f"<{self._label} (in the student's process)>"
@@ -179,7 +209,6 @@ class StudentProcess:
 
     def __post_init__(self):
         self.proc = None
-        self._buffer = bytearray()
         self._callbacks: dict[int, object] = {}
         self.call_deadline = 0.0   # set by the caller before a test cell runs
         self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
@@ -194,7 +223,6 @@ class StudentProcess:
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._stderr, start_new_session=True)
-        self._buffer = bytearray()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -251,30 +279,43 @@ class StudentProcess:
                 except (BrokenPipeError, OSError):
                     raise StudentProcessError("the student's process stopped reading") from None
 
-    def _read(self, size: int, deadline: float) -> bytes:
+    def _read(self, size: int, deadline: float) -> bytearray:
+        """Exactly ``size`` bytes (never more: the next frame stays in the pipe), into one buffer."""
         fd = self.proc.stdout.fileno()
-        while len(self._buffer) < size:
+        data = bytearray(size)
+        view, filled = memoryview(data), 0
+        while filled < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _Deadline
             readable, _, _ = select.select([fd], [], [], remaining)
             if readable:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
+                count = os.readv(fd, [view[filled:]])
+                if not count:
                     raise StudentProcessError("the student's process died")
-                self._buffer += chunk
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
+                filled += count
         return data
 
     def _receive(self, deadline: float):
         (size,) = struct.unpack("<Q", self._read(8, deadline))
-        if size > MAX_FRAME:
-            raise StudentProcessError(f"the student's process sent {size} bytes; the limit is {MAX_FRAME}")
+        if size > MAX_FRAME:     # not read at all: the process is killed, the pipe with it
+            raise StudentProcessError(_refused(ReplyError(
+                f"a reply larger than the limit; the limit is {MAX_FRAME} bytes")))
         try:
-            return unpack(self._read(size, deadline))
-        except (ValueError, KeyError, struct.error) as error:
-            raise StudentProcessError(f"malformed reply from the student's process: {error}") from None
+            reply, arrays = unpack(self._read(size, deadline))
+        except ReplyError as error:
+            raise StudentProcessError(_refused(error)) from None
+        if type(reply.get("op")) is not str:
+            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
+        return reply, arrays
+
+    def _value(self, reply: dict, arrays: list, label: str):
+        """The reply's value as plain data and handles; a malformed one is the process's fault."""
+        try:
+            return decode(reply.get("value"), arrays, lambda key, kind: Remote(self, key, label, kind), None)
+        except ReplyError as error:
+            self.kill()
+            raise StudentProcessError(_refused(error)) from None
 
     def _exchange(self, header: dict, arrays: list, deadline: float):
         """Send a request, serve callbacks, return the reply; interrupt, then kill, at the deadline."""
@@ -305,10 +346,12 @@ class StudentProcess:
             return reply, reply_arrays
 
     def _serve_callback(self, header, arrays, deadline):
-        function = self._callbacks.get(header["id"])
+        function = self._callbacks.get(header.get("id"))
         try:
-            args = decode(header["args"], arrays, self._remote, None)
-            kwargs = decode(header["kwargs"], arrays, self._remote, None)
+            args = decode(header.get("args"), arrays, self._remote, None)
+            kwargs = decode(header.get("kwargs"), arrays, self._remote, None)
+            if function is None or type(args) is not list or type(kwargs) is not dict:
+                raise ReplyError("a reply that is not in the reply format")
             value = function(*args, **kwargs)
             out: list = []
             reply = {"op": "return", "value": encode(value, out, self._refuse, self._as_callback)}
@@ -319,8 +362,8 @@ class StudentProcess:
 
     # -- encoding helpers ---------------------------------------------------
 
-    def _remote(self, key):
-        return Remote(self, key, "object")
+    def _remote(self, key, kind="object"):
+        return Remote(self, key, "an argument your code passed", kind)
 
     def _as_callback(self, function):
         if type(function) is Remote:      # the student's own function: it goes back as itself
@@ -381,11 +424,12 @@ class StudentProcess:
         except StudentProcessError:
             self.kill()
             raise
-        if reply.get("stdout"):   # what the student's code printed, for tests that capture it
-            sys.stdout.write(str(reply["stdout"]))
+        printed = reply.get("stdout")
+        if type(printed) is str and len(printed) <= MAX_PRINTED:   # for tests that capture it
+            sys.stdout.write(printed)
         if reply["op"] == "raise":
-            raise _exception_from(reply["error"])
-        value = decode(reply["value"], reply_arrays, lambda key: Remote(self, key, target._label), None)
+            raise _exception_from(reply.get("error"))
+        value = self._value(reply, reply_arrays, target._label)
         if op == "call":
             self._record(target, args, kwargs or {}, value)
         return value
@@ -416,22 +460,23 @@ class StudentProcess:
             value_data = encode(value, arrays, self._as_reference, self._as_callback)
             reply, _ = self._exchange({"op": "assign", "name": name, "value": value_data}, arrays, deadline)
             if reply.get("op") == "raise":
-                raise _exception_from(reply["error"])
+                raise _exception_from(reply.get("error"))
 
     def describe(self, names: list[str], deadline: float) -> dict:
         """``{name: Remote | value | missing}`` for the names a test may use."""
         self.ensure(deadline)
         reply, arrays = self._exchange({"op": "describe", "names": list(names)}, [], deadline)
         if reply["op"] == "raise":
-            raise _exception_from(reply["error"])
-        described = {name: decode(value_data, arrays, lambda key, n=name: Remote(self, key, n), None)
-                     for name, value_data in self._raw_items(reply["value"])}
+            raise _exception_from(reply.get("error"))
+        described = {}
+        for name in names:      # each value labelled with its name, the grader's word for it
+            values = self._value(reply, arrays, name)
+            if type(values) is not dict:
+                raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
+            if name in values:
+                described[name] = values[name]
         self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
         return described
-
-    @staticmethod
-    def _raw_items(data):
-        return [(key, value) for key, value in data["__dict__"]]
 
 
 @dataclass
@@ -469,43 +514,81 @@ def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
     return tuple(regions)
 
 
-def hidden_failure_message(error: BaseException) -> str:
-    """What the feedback may say about a hidden test that failed: never its data or its source.
+def hidden_failure_message(error: BaseException, sources: dict) -> str:
+    """What the feedback may say about a hidden test that failed: the grader's words and the test's own.
 
-    A message the test's own code wrote (``assert ..., "message"``, a check
-    function of a setup cell) is the instructor's and is shown; a message
-    from the student's code could carry the test's inputs, and one from a
-    library (``numpy.testing``) prints the expected values, so of those only
-    the exception's type is shown.
+    Never anything the student's process returned, printed or raised (its
+    text, the shape or value of a result: a student can make those encode the
+    hidden inputs), and never anything computed from the hidden inputs.  What
+    is said: what went wrong, in the grader's words (the exception's type, a
+    refused reply, an object that is not plain data), and the test's declared
+    description -- the literal text of the failing ``assert``'s message or of
+    the check's description argument, read from the test's source
+    (``sources``: file name -> source of the test and setup cells), with every
+    ``{field}`` left out as "…".
     """
     if getattr(error, FROM_STUDENT, None):
         # the built-in type it was rebuilt as: the student's own class name is their text too
-        return f"your code raised {type(error).__name__} during a hidden test"
-    if isinstance(error, StudentProcessError):
-        return str(error)
-    frames = _traceback_files(error)
-    if frames and (frames[-1].startswith("<test cell") or frames[-1].startswith("<setup cell")):
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return f"{type(error).__name__}: {message[:300]}" if message else type(error).__name__
-    return f"{type(error).__name__} (the details of hidden tests are not shown)"
+        what = f"your code raised {type(error).__name__} during a hidden test"
+    elif isinstance(error, (StudentProcessError, NotPlainData)):   # messages made of the grader's words
+        what = f"{error} (in a hidden test)"
+    else:
+        what = f"{type(error).__name__} in a hidden test"
+    said = []
+    for filename, line in _trusted_lines(error, sources):
+        text = declared_description(sources[filename], line)
+        if text and text not in said:
+            said.append(text)
+    return what + (": " + "; ".join(said) if said else "")
 
 
-def _traceback_files(error: BaseException) -> list[str]:
-    files, tb = [], error.__traceback__
+def declared_description(source: str, line: int) -> str:
+    """The literal text of the message the statement at ``line`` of ``source`` declares, fields as "…".
+
+    The statement is the innermost one that holds the line; its message is an
+    ``assert``'s, or else the last string argument of its outermost call that
+    has one (``check_close(actual, expected, "what")``, ``raise AssertionError("...")``).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    holding = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)
+               and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not holding:
+        return ""
+    statement = min(holding, key=lambda node: (node.end_lineno or node.lineno) - node.lineno)
+    if isinstance(statement, ast.Assert):
+        return _literal_text(statement.msg)
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            texts = [_literal_text(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+            texts = [t for t in texts if t]
+            if texts:
+                return texts[-1]
+    return ""
+
+
+def _literal_text(node) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        text = "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+    else:
+        return ""
+    text = text.strip().split("\n")[0]
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _trusted_lines(error: BaseException, sources: dict) -> list:
+    """(file, line) of the test cell's failing line, then of the innermost setup cell's, if any."""
+    frames, tb = [], error.__traceback__
     while tb is not None:
-        files.append(tb.tb_frame.f_code.co_filename)
+        if tb.tb_frame.f_code.co_filename in sources:
+            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
-    return files
-
-
-def _failed_line(error: BaseException, filename: str) -> int | None:
-    """The line of ``filename`` (a test cell) that was running when ``error`` was raised."""
-    line, tb = None, error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+    tests = [frame for frame in frames if frame[0].startswith("<test cell")]
+    return ([tests[-1]] if tests else []) + ([frames[-1]] if frames and frames[-1] not in tests else [])
 
 
 def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check: set[int], *,
@@ -536,6 +619,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     unverifiable: dict[int, str] = {}
     diagnoses: dict[int, list[str]] = {}
     last_test = max(tests_to_check, default=-1)
+    sources = {f"<setup cell {c.label}>": c.source for c in cells if c.kind == "setup"}
     quiet = io.StringIO()
     try:
         with _working_directory(workdir), contextlib.redirect_stdout(quiet), \
@@ -575,15 +659,14 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     process.start_recording()
                     exec(compile(cell.source, filename, "exec"), namespace, names)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
-                    line = _failed_line(error, filename)
                     if isinstance(error, TransportError):   # the test itself, not the student, is the limit
                         unverifiable[cell.index] = str(error)
                     elif isinstance(error, StudentTimeout) and time.monotonic() >= deadline - 1:
                         out_of_time.add(cell.index)
                         failures[cell.index] = str(error)
-                    elif line is not None and any(a <= line <= b for a, b in cell.hidden):
+                    elif cell.hidden:   # any failure of a cell with hidden tests: their data may be in it
                         hidden_failures.add(cell.index)
-                        failures[cell.index] = hidden_failure_message(error)
+                        failures[cell.index] = hidden_failure_message(error, dict(sources, **{filename: cell.source}))
                         found = _diagnose(diagnoser, process.calls or [])
                         if found:
                             diagnoses[cell.index] = [m.name for m in found]

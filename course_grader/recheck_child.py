@@ -15,13 +15,13 @@ import struct
 import sys
 
 if __package__:  # imported as a module; in the sandbox, the protocol's source runs just before this
-    from .recheck_protocol import MAX_FRAME, decode, encode, pack, read_exactly, unpack, write_frame
+    from .recheck_protocol import MAX_FRAME, decode, encode, handle_kind, pack, read_exactly, unpack, write_frame
 
 
-#: What a test may do to the student's objects, carried out here on the real object.
-OPERATIONS = {"len": len, "iter": iter, "next": next, "bool": bool, "str": str, "hash": hash,
-              "contains": operator.contains, "getitem": operator.getitem, "eq": operator.eq,
-              "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+#: What a test may ask the student's objects, carried out here on the real object; the answers
+#: come back as plain data.  Never a comparison or a truth value: the grader judges those itself.
+OPERATIONS = {"len": len, "iter": iter, "next": next, "str": str,
+              "contains": operator.contains, "getitem": operator.getitem}
 MAX_PRINTED = 100_000      # characters of a call's printed output sent back
 
 
@@ -50,9 +50,9 @@ def serve() -> None:
 
     def as_handle(obj):
         handles[id(obj)] = obj
-        return {"__handle__": id(obj)}
+        return {"__handle__": id(obj), "kind": handle_kind(obj)}
 
-    def from_handle(key):
+    def from_handle(key, kind=None):
         return handles[key]
 
     def send(header, arrays=()):
