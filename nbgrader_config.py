@@ -24,7 +24,7 @@ from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades,
     IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from course_grader.feedback import SafeLinksExporter, SanitizeSubmission
+from course_grader.feedback import SafeLinksExporter, SanitizeSubmission, safe_links_in_every_html_export
 from course_grader.preprocessors import (
     BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr)
 from course_grader.report import WriteGradingReport
@@ -59,8 +59,10 @@ c.Autograde.autograde_preprocessors = [
 c.GenerateFeedback.preprocessors = [
     GetGrades, ClearHiddenTests, SanitizeSubmission, CSSHTMLHeaderPreprocessor,
 ]
-# Markdown's own links and images keep http(s), mailto and relative URLs only.
+# Markdown's own links and images keep http(s), mailto and relative URLs only: in the feedback,
+# and in every page this process renders (the formgrader's).
 c.GenerateFeedback.exporter_class = SafeLinksExporter
+safe_links_in_every_html_export()
 # Feedback pages are opened by instructors too: nothing from a submission may run in them.
 c.SanitizeHTML.enabled = True          # nbconvert's preprocessors are off unless enabled
 c.HTMLExporter.sanitize_html = True

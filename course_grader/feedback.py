@@ -10,7 +10,8 @@ schemes are an allow-list.  Two routes around it are closed here:
   URL check on and an allow-list of http, https and mailto (plus relative
   links, and data:image/png, jpeg, gif or webp for images): anything else,
   however spelled (``JaVaScRiPt:``, ``&#106;avascript:``, ``java<TAB>script:``),
-  becomes ``#harmful-link``.
+  becomes ``#harmful-link``.  :func:`safe_links_in_every_html_export` does the
+  same for the formgrader's pages.
 * :class:`SanitizeSubmission`: SanitizeHTML, plus an output's metadata cut to
   what the templates may read (numeric width and height, ``unconfined``,
   ``alt``): nbconvert writes ``width={{ width }}`` unquoted and
@@ -47,6 +48,20 @@ class SafeLinksExporter(HTMLExporter):
             anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
             **self.lexer_options)
         return MarkdownWithMath(renderer=renderer).render(source)
+
+
+def safe_links_in_every_html_export():
+    """Every HTMLExporter of this process renders Markdown with :class:`SafeLinksRenderer`.
+
+    For the formgrader: it builds a plain HTMLExporter (no setting names the
+    class) whose template renders the autograded notebook's Markdown as it is.
+    The course's ``nbgrader_config.py`` calls this, so the formgrader, and
+    nbgrader's commands, apply the allow-list too; the grading workers, which
+    do not run that file, use :class:`SafeLinksExporter` by configuration.
+    """
+    import nbconvert.exporters.html
+
+    nbconvert.exporters.html.IPythonRenderer = SafeLinksRenderer
 
 
 def _number(value) -> bool:

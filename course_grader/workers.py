@@ -236,8 +236,8 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
             finished[sub.student] = asdict(Result(sub.student, status="not graded", notes=[
                 "grading was stopped before this submission was graded"]))
     if stopped:
-        graded = sorted(s for s, r in finished.items() if r["status"] != "not graded")
-        ungraded = sorted(s for s, r in finished.items() if r["status"] == "not graded")
+        graded = sorted(s for students in graded_by.values() for s in students)   # in the gradebook
+        ungraded = sorted(set(finished) - set(graded))
         print(terminal_text(f"grading stopped: graded {', '.join(graded) or 'nobody'}; "
                             f"not graded {', '.join(ungraded) or 'nobody'}"), file=sys.stderr, flush=True)
     phase("grade in parallel")

@@ -196,3 +196,22 @@ def test_the_forger_is_not_flagged_but_a_real_note_is_kept(report):
         flagged = {s.student.id: any(nb.flagged for nb in s.notebooks)
                    for s in gb.find_assignment(A).submissions}
     assert flagged["forger"] is False and flagged["forger-beside-a-note"] is True
+
+
+def test_the_formgrader_shows_no_live_script_url(report):
+    """The formgrader renders the autograded notebook with a plain HTMLExporter and the course's config."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from grading_support import ROOT
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.HTMLExporter.template_name = "formgrade"          # as nbgrader's FormgradeExtension does
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    resources = {"assignment_id": A, "notebook_id": A, "submission_id": "x", "index": 0, "total": 1,
+                 "base_url": "", "student": "attacker", "last_name": "", "first_name": "", "notebook_path": ""}
+    path = report["course"] / "autograded" / "attacker" / A / f"{A}.ipynb"
+    html, _ = HTMLExporter(config=config).from_filename(str(path), resources=resources)
+    assert "link:" in html
+    assert [found for found in active_content(html) if MARK in found] == []   # the page's own onclick stays
