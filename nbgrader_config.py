@@ -20,11 +20,11 @@ outputs and Markdown is sanitised before anyone opens it (see
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades,
     IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
+from course_grader.feedback import SafeLinksExporter, SanitizeSubmission, safe_links_in_every_html_export
 from course_grader.preprocessors import (
     BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr)
 from course_grader.report import WriteGradingReport
@@ -52,13 +52,17 @@ c.Autograde.autograde_preprocessors = [
     ScoreWithoutStderr,   # warnings on stderr do not zero a test; no forged partial credit
     CleanRecheck,         # tests confirmed with the student's code in a separate, clean process
     WriteGradingReport,   # what happened: a JSON report, a "Grading notes" cell, the gradebook's flag
-    SanitizeHTML,         # the submission's HTML, SVG and scripts made inert for the formgrader
+    SanitizeSubmission,   # the submission's HTML, SVG, scripts and output metadata made inert
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
 c.GenerateFeedback.preprocessors = [
-    GetGrades, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor,
+    GetGrades, ClearHiddenTests, SanitizeSubmission, CSSHTMLHeaderPreprocessor,
 ]
+# Markdown's own links and images keep http(s), mailto and relative URLs only: in the feedback,
+# and in every page this process renders (the formgrader's).
+c.GenerateFeedback.exporter_class = SafeLinksExporter
+safe_links_in_every_html_export()
 # Feedback pages are opened by instructors too: nothing from a submission may run in them.
 c.SanitizeHTML.enabled = True          # nbconvert's preprocessors are off unless enabled
 c.HTMLExporter.sanitize_html = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 
 from . import grade as grading
@@ -13,7 +14,8 @@ from .sandbox import SandboxUnavailable
 def print_summary(report: dict):
     results = report["results"]
     print(f"\n{report['assignment']}: {report['graded']} graded, {report['unreadable']} unreadable, "
-          f"{report['failed']} failed, "
+          f"{report['failed']} failed, " + (f"{report['not_graded']} not graded (stopped), "
+                                            if report.get("not_graded") else "") +
           f"{report['flagged']} flagged, in {report['seconds']:.0f} s "
           f"({report['submissions_per_minute']:.1f} submissions per minute)")
     width = max(len(terminal_text(r["student"])) for r in results)
@@ -83,6 +85,10 @@ def merge_main(argv) -> int:
     return 0 if report["failed"] == 0 else 1
 
 
+def _stop(signum, frame):
+    raise KeyboardInterrupt   # SIGTERM stops the run as Ctrl-C does: every child stopped, the graded kept
+
+
 def main(argv=None):
     import sys
 
@@ -114,17 +120,22 @@ def main(argv=None):
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
               "memory_mb": args.memory_mb}
+    signal.signal(signal.SIGTERM, _stop)
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
                                args.config, args.secret_seed, _course(args), args.shard)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
+    except KeyboardInterrupt:
+        raise SystemExit("grading stopped; the gradebook holds the students graded in full, no one else") from None
     if not args.quiet:
         if report["results"]:
             print_summary(report)
         else:
             print(f"{args.assignment}: no students in shard {args.shard[0]}/{args.shard[1]}")
     # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero
-    # only when the run could not grade someone at all.
+    # only when the run could not grade someone at all, or was stopped (130, as for Ctrl-C).
+    if report["not_graded"]:
+        return 130
     return 0 if report["failed"] == 0 else 1

@@ -136,6 +136,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
+        "not_graded": sum(r["status"] == "not graded" for r in ordered),   # grading was stopped
         "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
         "student_ids": {s.student: s.given_id for s in submissions if s.given_id},
         "warnings": warnings,

@@ -60,7 +60,7 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocess
 from . import hidden_tests
 from . import limits as default_limits
 from . import mistakes, recheck, sandbox
-from .report import grading_report
+from .report import grading_report, note_for_review
 
 KERNELS_DIR = str(Path(__file__).resolve().parent / "kernels")
 #: the error a hidden test that fails in the clean re-check leaves in its cell (it scores 0)
@@ -185,8 +185,7 @@ class RepairCellMetadata(NbGraderPreprocessor):
                 del cell.metadata["nbgrader"]
                 repaired.append(f"cell {index} (dropped: now the student's own)")
         if repaired:
-            nb.metadata.setdefault("grading_notes", []).append(
-                "malformed nbgrader metadata was repaired: " + ", ".join(repaired[:8]))
+            note_for_review(nb, "malformed nbgrader metadata was repaired: " + ", ".join(repaired[:8]))
         return nb, resources
 
 
@@ -224,8 +223,8 @@ class ForgetUnknownCells(NbGraderPreprocessor):
                 renamed.append(str(info.get("grade_id")))
                 del cell.metadata["nbgrader"]
         if renamed:
-            nb.metadata.setdefault("grading_notes", []).append(
-                f"cells with unknown nbgrader ids were treated as the student's own: {', '.join(renamed[:8])}")
+            note_for_review(nb, f"cells with unknown nbgrader ids were treated as the student's own: "
+                                f"{', '.join(renamed[:8])}")
         return nb, resources
 
 

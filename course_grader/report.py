@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from pathlib import Path
 
 import nbformat
@@ -27,6 +28,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from . import sandbox
 
 NOTES_TITLE = "**Grading notes** (added by the autograder)"
+#: Marks the notes cell; a submission's cells lose it.
+NOTES_CELL_KEY = "grading_notes"
+#: nbgrader's sanitizing pass and its autograding pass share no ``resources``, only the notebook:
+#: the sanitizing steps' notes travel in its metadata under a key new in each process, which no
+#: submission can know.  Whatever a submission writes there itself is never read.
+_NOTES_KEY = f"grading_notes_{secrets.token_hex(8)}"
 
 
 def grading_report(resources: dict) -> dict:
@@ -42,7 +49,7 @@ def notes_cell(lines: list[str], nbformat_minor: int = 5) -> NotebookNode:
     Cells have ids from nbformat 4.5 on; an older notebook's cells must not.
     """
     body = "\n".join(f"- {inert_markdown(line)}" for line in lines)
-    cell = nbformat.v4.new_markdown_cell(NOTES_TITLE + "\n\n" + body, metadata={"grading_notes": True})
+    cell = nbformat.v4.new_markdown_cell(NOTES_TITLE + "\n\n" + body, metadata={NOTES_CELL_KEY: True})
     if nbformat_minor < 5:
         del cell["id"]
     return cell
@@ -67,16 +74,25 @@ def terminal_text(text) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
 
 
+def note_for_review(nb, text: str):
+    """A flag from nbgrader's sanitizing pass, for :class:`WriteGradingReport` in the autograding pass."""
+    nb.metadata.setdefault(_NOTES_KEY, []).append(text)
+
+
 class WriteGradingReport(NbGraderPreprocessor):
     """Writes the report, the notes cell and the gradebook's flag (see the module's docstring).
 
-    Notes that the sanitizing step left in ``nb.metadata["grading_notes"]``
-    become flags here.
+    Notes of the sanitizing pass (:func:`note_for_review`) become flags here.
+    Nothing of the submission's metadata does: its ``grading_notes``, at
+    notebook or cell level, are dropped.
     """
 
     def preprocess(self, nb, resources):
         report = grading_report(resources)
-        report["flags"] += nb.metadata.pop("grading_notes", [])
+        report["flags"] += nb.metadata.pop(_NOTES_KEY, [])
+        nb.metadata.pop(NOTES_CELL_KEY, None)
+        for cell in nb.cells:
+            cell.metadata.pop(NOTES_CELL_KEY, None)
         self._fail_unsettled_hidden_tests(nb, report)
         path = resources.get("metadata", {}).get("path")
         if path:

@@ -4,6 +4,12 @@ nbgrader's SQLite gradebook is not safe for concurrent writers, so each worker
 grades into a copy ("shard") and :func:`run_workers` merges the shards into the
 course's gradebook at the end.  A worker that dies or hangs on a submission is
 replaced and the submission graded once more; twice, and it is marked failed.
+
+Stopping the grader (Ctrl-C, SIGTERM) stops every process it started: each
+worker, told with SIGTERM, kills its own descendants (kernels, sandboxes,
+re-check processes, whatever session they run in) and exits; the grader then
+kills whatever is left of the workers' trees, and merges the students that
+were graded in full.  The others are reported as not graded.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import psutil
 
 from . import limits as default_limits
 from . import sandbox
@@ -23,12 +32,13 @@ from .gradebook import copy_student_folders, merge_shard
 from .intake import write_blank
 from .nbgrader_api import make_api, reuse_compiled_templates
 from .progress import Progress
+from .report import terminal_text
 
 
 @dataclass
 class Result:
     student: str
-    status: str = "graded"         # graded | unreadable (graded as the blank) | failed (not graded)
+    status: str = "graded"         # graded | unreadable (graded as the blank) | failed | not graded (stopped)
     score: float = 0.0
     max_score: float = 0.0
     manual_points: float = 0.0     # of max_score, points in cells graded by hand (the formgrader)
@@ -48,6 +58,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     log = open(log_path, "a", buffering=1)
     os.dup2(log.fileno(), 2)         # kernels' and nbgrader's own noise goes to the log, not the terminal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
     api = make_api(config, shard_dir)
@@ -61,6 +72,23 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
         result = grade_one(api, shard_dir, course, assignment, releases, student, notes, feedback, log)
         result.seconds = round(time.monotonic() - started, 2)
         results.put(("done", asdict(result), slot))
+
+
+def kill_all(processes: list[psutil.Process], timeout: float = 10.0):
+    """SIGKILL ``processes`` (psutil checks each is still the process it was) and wait for them."""
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(processes, timeout=timeout)
+
+
+def _stop_worker(signum, frame):
+    """Everything this worker started goes with it: kernels and re-check processes run in
+    sessions of their own, so only their ancestry ties them to the worker."""
+    kill_all(psutil.Process().children(recursive=True))
+    os._exit(128 + signum)
 
 
 def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, student: str,
@@ -149,16 +177,17 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         process.start()
         processes[slot] = process
 
-    for slot in range(count):
-        start(slot)
     progress = Progress(len(submissions), quiet)
-    progress.show()
     finished: dict[str, dict] = {}
     graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
     patience = float(config.GradingLimits.get("notebook_timeout", default_limits.NOTEBOOK_SECONDS)) * 3 \
         + default_limits.WORKER_SILENCE_SLACK_SECONDS
     retried: set[str] = set()
+    stopped = False
     try:
+        for slot in range(count):
+            start(slot)
+        progress.show()
         while len(finished) < len(submissions):
             try:
                 kind, payload, slot = results.get(timeout=1.0)
@@ -189,6 +218,11 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                         tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
                 if len(finished) < len(submissions):
                     start(slot)
+    except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (the command turns it into this)
+        stopped = True
+        # A second signal must not cut the clean-up or the merge short.
+        handlers = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+        stop_workers(list(processes.values()))
     finally:
         for _ in processes:
             tasks.put(None)
@@ -197,6 +231,15 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
             if process.is_alive():
                 process.kill()
         progress.show(final=True)
+    for sub in submissions:
+        if sub.student not in finished:
+            finished[sub.student] = asdict(Result(sub.student, status="not graded", notes=[
+                "grading was stopped before this submission was graded"]))
+    if stopped:
+        graded = sorted(s for students in graded_by.values() for s in students)   # in the gradebook
+        ungraded = sorted(set(finished) - set(graded))
+        print(terminal_text(f"grading stopped: graded {', '.join(graded) or 'nobody'}; "
+                            f"not graded {', '.join(ungraded) or 'nobody'}"), file=sys.stderr, flush=True)
     phase("grade in parallel")
     # One writer: merge the shards, then bring their notebooks and feedback home.
     master_url = f"sqlite:///{course_dir / 'gradebook.db'}"
@@ -204,4 +247,24 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         merge_shard(master_url, f"sqlite:///{shard / 'gradebook.db'}", assignment, graded_by[slot])
         copy_student_folders(shard, course_dir, assignment, graded_by[slot], ("autograded", "feedback"))
     phase("merge shards")
+    if stopped:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     return finished
+
+
+def stop_workers(workers: list, timeout: float = 15.0):
+    """Stop the workers and everything they started (see the module's docstring)."""
+    tree = []
+    for worker_process in workers:
+        try:
+            root = psutil.Process(worker_process.pid)
+            tree += [root, *root.children(recursive=True)]
+        except (psutil.Error, ValueError, TypeError):
+            pass
+    for worker_process in workers:
+        if worker_process.is_alive():
+            worker_process.terminate()
+    worker_pids = {w.pid for w in workers}
+    psutil.wait_procs([p for p in tree if p.pid in worker_pids], timeout=timeout)
+    kill_all(tree)      # whatever a worker could not stop, or started after it was asked to stop
