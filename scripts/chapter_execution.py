@@ -196,6 +196,25 @@ def cpu_shares(workers: int) -> list[set[int]] | None:
     return [set(cpus[i * size:(i + 1) * size]) for i in range(workers)]
 
 
+#: the longest folder for a kernel's sockets: a Unix socket's path fits in 107 bytes
+#: (Linux's sun_path), and jupyter_client names them "kernel-<number>" in it
+SOCKET_FOLDER_LIMIT = 107 - len("/kernel-99999")
+
+
+def socket_folder() -> str:
+    """A new folder for one kernel's sockets (and temporary files), short enough for them.
+
+    It goes where ``tempfile`` puts folders ($TMPDIR); a $TMPDIR so deep that
+    the socket paths would not fit gets it in /tmp instead (a socket that does
+    not fit fails the kernel's start with "File name too long").
+    """
+    folder = tempfile.mkdtemp(prefix="course-kernel-")
+    if len(os.fsencode(folder)) <= SOCKET_FOLDER_LIMIT:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix="course-kernel-", dir="/tmp")
+
+
 def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
     """Run every cell of ``job.notebook`` (in place) in a fresh kernel in the chapter's folder."""
     from nbclient import NotebookClient
@@ -212,7 +231,7 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
     # The folder is the kernel's TMPDIR too: the kernel is killed (below), so the
     # temporary files it would delete on exit (AutoGraph's generated modules) are
     # deleted with the folder instead of piling up in /tmp.
-    sockets = tempfile.mkdtemp(prefix="course-kernel-")
+    sockets = socket_folder()
     environment = os.environ | job.environment | {PAGE_VARIABLE: job.path.stem, "TMPDIR": sockets}
     config = Config()
     config.KernelManager.transport = "ipc"

@@ -187,3 +187,23 @@ def test_a_kernel_leaves_no_files_behind_and_logs_no_warning(tmp_path, monkeypat
     assert sorted(p.name for p in chapters.iterdir()) == ["tiny.md"]
     assert list(temporary.iterdir()) == []
     assert "without encryption" not in capfd.readouterr().err
+
+
+def test_kernel_sockets_fit_even_under_a_deep_temporary_folder(tmp_path, monkeypatch):
+    """pytest's own folders grow deep (``/tmp/pytest-of-root/pytest-171/popen-gw1/test_...``):
+    a socket path over 107 bytes failed the kernel's start with "File name too long"."""
+    deep = tmp_path / ("deep-" * 20)
+    deep.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+    folder = chapter_execution.socket_folder()
+    try:
+        assert len(os.fsencode(os.path.join(folder, "kernel-99999"))) <= 107
+    finally:
+        os.rmdir(folder)
+    shallow = tmp_path / "t"
+    shallow.mkdir()
+    if len(os.fsencode(str(shallow))) < 60:   # where it fits, the folder stays under $TMPDIR
+        monkeypatch.setattr("tempfile.tempdir", str(shallow))
+        folder = chapter_execution.socket_folder()
+        assert os.path.dirname(folder) == str(shallow)
+        os.rmdir(folder)
