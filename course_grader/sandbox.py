@@ -15,11 +15,15 @@ What the sandbox does, on Linux, run as root (how the grading runs here and in C
    is down: no network at all.  The new PID namespace means the student's code
    sees only its own processes, and all of them die with the sandbox.
 2. A fresh **file-system view** is built on a tmpfs and ``chroot``-ed into:
-   read-only ``/usr``, ``/etc`` and the Python installation (the virtual
-   environment and its base interpreter), a private ``/tmp``, a minimal ``/dev``
-   and a private ``/proc``.  The working directory is a size-limited tmpfs holding
-   a *copy* of the submission's directory without any notebook, so whatever the
-   code writes there vanishes with the sandbox.  Nothing else exists: not the
+   read-only ``/usr``, ``/etc`` and the Python installation, each at one path
+   (the virtual environment only as ``/opt/python``; its base interpreter at its
+   own path, which its binary names), a private, empty ``/tmp``, a minimal
+   ``/dev`` and a private ``/proc``.  Python package folders the interpreter
+   does not use (the base installation's, the operating system's) are shown
+   empty, and each forbidden module is covered wherever the interpreter finds
+   it.  The working directory is a size-limited tmpfs holding a *copy* of the
+   submission's directory without any notebook, so whatever the code writes
+   there vanishes with the sandbox.  Nothing else exists: not the
    repository (so not ``solutions/``), not the course directory (so not the
    gradebook, other submissions or feedback).
 3. The code runs as an **unprivileged user** (uid ``64000 + slot``, no groups,
@@ -203,7 +207,8 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         "files": dict(files or {}),
         "seal": list(seal), "exclude": list(exclude), "quiet": quiet,
         "forbid": module_locations(forbid),
-        "python": [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],
+        "python": list(dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])),
+        "hide": unused_package_folders(),
         "venv": None,
     }
     current = mode()
@@ -221,7 +226,9 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         # A virtual environment lives in the course's repository: inside, it is INSIDE_VENV,
         # so that no command line, link or variable the program can read names the host's folders.
         spec["venv"] = venv
-        spec["python"].remove(sys.prefix)
+        # Only there: sys.exec_prefix names it too, and a second, host path would escape the
+        # forbidden modules' stubs (which cover the INSIDE_VENV path).
+        spec["python"] = [p for p in spec["python"] if os.path.realpath(p) != os.path.realpath(venv)]
         program = os.path.abspath(spec["argv"][0]) if spec["argv"] else ""
         if program.startswith(venv + "/"):
             spec["argv"][0] = INSIDE_VENV + program[len(venv):]
@@ -230,23 +237,44 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
             sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
 
 
-def module_locations(names) -> dict[str, str]:
-    """``{name: package folder or module file}`` of each importable top-level module of ``names``."""
-    import importlib.util
+def module_locations(names) -> dict[str, list[str]]:
+    """``{name: [package folder or module file, ...]}``: every folder of ``sys.path`` that holds a
+    top-level module of ``names`` (the first one found is not the only one a program can reach)."""
+    from importlib.machinery import PathFinder
 
+    folders = list(dict.fromkeys(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)))
     found = {}
     for name in names:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is None:
-            continue
-        if spec.submodule_search_locations:
-            found[name] = os.path.abspath(list(spec.submodule_search_locations)[0])
-        elif spec.origin and os.path.isfile(spec.origin):
-            found[name] = os.path.abspath(spec.origin)
+        for folder in folders:
+            try:
+                spec = PathFinder.find_spec(name, [folder])
+            except (ImportError, ValueError):
+                spec = None
+            if spec is None:
+                continue
+            if spec.submodule_search_locations:
+                found.setdefault(name, []).append(os.path.abspath(list(spec.submodule_search_locations)[0]))
+            elif spec.origin and os.path.isfile(spec.origin):
+                found.setdefault(name, []).append(os.path.abspath(spec.origin))
     return found
+
+
+def unused_package_folders() -> list[str]:
+    """The host's Python package folders that are not on this interpreter's ``sys.path``.
+
+    The base installation's ``site-packages`` under a virtual environment, and
+    the operating system's (``/usr/lib/python3/dist-packages``): the sandbox
+    needs their parents (the standard library, ``/usr``), not them, and a
+    module a program imported from there would escape the forbidden modules'
+    stubs, which cover the folders the interpreter uses.
+    """
+    import glob
+    import site
+
+    candidates = (site.getsitepackages([sys.base_prefix, sys.base_exec_prefix])
+                  + glob.glob("/usr/lib/python3*/*-packages") + glob.glob("/usr/local/lib/python3*/*-packages"))
+    used = {os.path.realpath(p) for p in sys.path if p}
+    return sorted({os.path.realpath(c) for c in candidates if os.path.isdir(c)} - used)
 
 
 def forbidden_from_env() -> list[str]:
@@ -290,12 +318,27 @@ def _inside(path: str) -> str:
     return os.path.join(NEWROOT, path.lstrip("/"))
 
 
+def _folders(path: str):
+    """Create the folder ``path`` of the new root and those above it, as mount points or a mount point's parents.
+
+    Mode 0711: a program can pass through them but not list them, since their
+    names can be the host's (``~/.pyenv/versions`` above a base interpreter).
+    """
+    missing = []
+    while not os.path.exists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        os.mkdir(folder)
+        os.chmod(folder, 0o711)
+
+
 def _bind(source: str, inside: str | None = None, readonly: bool = True):
     target = _inside(inside or source)
     if os.path.isdir(source):
-        os.makedirs(target, exist_ok=True)
+        _folders(target)
     else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        _folders(os.path.dirname(target))
         open(target, "a").close()
     _mount(source, target, None, MS_BIND | MS_REC)
     if readonly:
@@ -380,10 +423,9 @@ def build_view(spec: dict):
             os.symlink(os.readlink(path), _inside(path))
         elif name in ("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32") and os.path.isdir(path):
             _bind(path)
-    # A private /tmp, with the program's home directory in it.  Mounted before
-    # the Python installation is bound in: a repository cloned under /tmp (as CI
-    # does) has its virtual environment there, and a tmpfs mounted on /tmp
-    # afterwards would hide it.
+    # A private /tmp, with the program's home directory in it and nothing of the host's.
+    # Mounted before the Python installation is bound in: a base interpreter installed
+    # under /tmp keeps its path (its binary names it), which a tmpfs mounted afterwards would hide.
     scratch = _scratch(limits["tmp_mb"], uid)
     os.makedirs(_inside("/tmp"), exist_ok=True)
     _mount(os.path.join(scratch, "tmp"), _inside("/tmp"), None, MS_BIND)
@@ -400,8 +442,12 @@ def build_view(spec: dict):
                 # the interpreter may be a link into another installation (a venv, pyenv)
     for prefix in spec["python"]:
         if os.path.islink(prefix) and not os.path.exists(_inside(prefix)):
-            os.makedirs(os.path.dirname(_inside(prefix)), exist_ok=True)
+            _folders(os.path.dirname(_inside(prefix)))
             os.symlink(os.readlink(prefix), _inside(prefix))
+    for folder in spec.get("hide", []):     # package folders the interpreter does not use: empty
+        if os.path.isdir(_inside(folder)):
+            _mount("tmpfs", _inside(folder), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=4k,mode=0755")
     _forbid_modules(spec)
     # /dev: a handful of harmless devices.
     dev = _inside("/dev")
@@ -424,12 +470,12 @@ def build_view(spec: dict):
     for outside, inside in spec["share"]:
         os.chown(outside, uid, uid)
         os.chmod(outside, 0o700)
-        os.makedirs(_inside(inside), exist_ok=True)
+        _folders(_inside(inside))
         _mount(outside, _inside(inside), None, MS_BIND)
     # The working directory: a private, size-limited copy, at a path that says nothing about the host.
     workdir = spec["workdir"]
     inside_workdir = _inside(INSIDE_WORKDIR)
-    os.makedirs(inside_workdir, exist_ok=True)
+    _folders(inside_workdir)
     _mount(os.path.join(scratch, "work"), inside_workdir, None, MS_BIND)
     if os.path.isdir(workdir):
         _copy_tree(workdir, inside_workdir, uid, spec["exclude"], limits["tmp_mb"] * 2 ** 19)
@@ -450,22 +496,27 @@ def _host_to_inside(path: str, spec: dict) -> str:
 
 def _forbid_modules(spec: dict):
     """Cover each forbidden module, in the read-only view, with one that refuses to be imported."""
-    for name, location in spec.get("forbid", {}).items():
-        stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name=name)!r}, name={name!r})\n"
-        target = _inside(_host_to_inside(location, spec))
-        if not os.path.exists(target):
-            continue
-        if os.path.isdir(target):
-            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-            with open(os.path.join(target, "__init__.py"), "w") as f:
-                f.write(stub)
-            _mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        else:   # a single-file module: a stub file of the same name
-            stub_path = _inside(f"/.forbidden-{name}.py")
-            with open(stub_path, "w") as f:
-                f.write(stub)
-            _mount(stub_path, target, None, MS_BIND)
-            _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
+    for name, locations in spec.get("forbid", {}).items():
+        for location in locations:
+            _forbid_module(name, location, spec)
+
+
+def _forbid_module(name: str, location: str, spec: dict):
+    stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name=name)!r}, name={name!r})\n"
+    target = _inside(_host_to_inside(location, spec))
+    if not os.path.exists(target):
+        return
+    if os.path.isdir(target):
+        _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        with open(os.path.join(target, "__init__.py"), "w") as f:
+            f.write(stub)
+        _mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    else:   # a single-file module: a stub file of the same name
+        stub_path = _inside(f"/.forbidden-{name}.py")
+        with open(stub_path, "w") as f:
+            f.write(stub)
+        _mount(stub_path, target, None, MS_BIND)
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
 
 
 def child_env(spec: dict) -> dict:

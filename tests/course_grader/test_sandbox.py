@@ -8,6 +8,7 @@ the sandbox says so loudly and still applies its resource limits.
 import os
 import subprocess
 import sys
+import sysconfig
 import time
 import uuid
 
@@ -68,13 +69,13 @@ import os
 for path in [{str(ROOT / 'README.md')!r}, {str(ROOT / 'solutions')!r}, {str(workdir.parent / 'other-student.txt')!r},
              '/root', '/home', '/var']:
     try:
-        print('VISIBLE' if os.listdir(path) if os.path.isdir(path) else open(path).read(1) else 'EMPTY', path)
+        print('VISIBLE' if (os.listdir(path) if os.path.isdir(path) else open(path).read(1)) else 'EMPTY', path)
     except OSError as error:
         print('HIDDEN', path, type(error).__name__)
 """
     done = run(code, workdir)
     if ISOLATED:
-        assert "VISIBLE" not in done.stdout, done.stdout
+        assert done.stdout.count("HIDDEN") == 6, done.stdout + done.stderr     # the program ran, and saw none
     else:
         assert "DEGRADED" in done.stderr
 
@@ -157,27 +158,180 @@ def test_grading_kernelspec_runs_the_sandbox():
     assert os.path.exists(os.path.join(here, "sandbox.py"))
 
 
-@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
-def test_a_python_installation_under_tmp_is_visible_inside(tmp_path, workdir):
-    """CI clones the repository under /tmp, so the virtual environment lives there;
-    the sandbox's private /tmp must not hide it (it once did).  Inside, it has a
-    path that says nothing about the host's folders."""
+@pytest.fixture(scope="module")
+def venv_under_tmp(tmp_path_factory):
+    """A virtual environment where CI has it: under /tmp (the repository is cloned there)."""
     import venv
 
-    env_dir = tmp_path / "venv-under-tmp"
-    assert str(env_dir).startswith("/tmp/") or not str(tmp_path).startswith("/tmp/")
+    env_dir = tmp_path_factory.mktemp("ci-clone") / "venv-under-tmp"
+    assert str(env_dir).startswith("/tmp/") or not str(env_dir.parent).startswith("/tmp/")
     venv.create(env_dir, system_site_packages=True, with_pip=False)
-    python = str(env_dir / "bin" / "python")
-    driver = ("import subprocess, sys\n"
+    return env_dir
+
+
+def run_with(python, code, workdir, **options):
+    """Run ``code`` in the sandbox that the grader running on ``python`` builds."""
+    driver = ("import json, subprocess, sys\n"
               f"sys.path.insert(0, {os.path.dirname(os.path.dirname(sandbox.__file__))!r})\n"
               "from course_grader import sandbox\n"
-              f"cmd = sandbox.command([sys.executable, '-I', '-c', 'import sys, numpy; print(sys.prefix)'], {str(workdir)!r})\n"
+              f"cmd = sandbox.command([sys.executable, '-I', '-c', {code!r}], {str(workdir)!r}, **{options!r})\n"
               "done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)\n"
               "print(done.stdout, done.stderr)\n"
               "sys.exit(done.returncode)")
-    done = subprocess.run([python, "-c", driver], capture_output=True, text=True, timeout=90)
+    return subprocess.run([str(python), "-c", driver], capture_output=True, text=True, timeout=90)
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+def test_a_python_installation_under_tmp_is_visible_inside(venv_under_tmp, workdir):
+    """CI clones the repository under /tmp, so the virtual environment lives there;
+    the sandbox's private /tmp must not hide it (it once did).  Inside, it has a
+    path that says nothing about the host's folders."""
+    done = run_with(venv_under_tmp / "bin" / "python", "import sys, numpy; print(sys.prefix)", workdir)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.split()[0] == sandbox.INSIDE_VENV and str(env_dir) not in done.stdout
+    assert done.stdout.split()[0] == sandbox.INSIDE_VENV and str(venv_under_tmp) not in done.stdout
+
+
+# The file system holds what the program needs, at one path each, and nothing of the host.  Each
+# attack below worked once: the virtual environment was there a second time, at its host path
+# (sys.exec_prefix names it), where the forbidden modules' stubs did not cover it.
+HOST_SITE = sysconfig.get_paths()["purelib"]                     # the grader's site-packages, host path
+HOST_SACREBLEU = os.path.join(HOST_SITE, "sacrebleu")
+
+FORBIDDEN_BY_HOST_PATH = {
+    "sys.path": "import sys\nsys.path.insert(0, {site!r})\nimport sacrebleu\nprint('IMPORTED', sacrebleu.__file__)",
+    "spec_from_file_location": (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('sacrebleu', {package!r} + '/__init__.py',\n"
+        "                                              submodule_search_locations=[{package!r}])\n"
+        "module = importlib.util.module_from_spec(spec)\nsys.modules['sacrebleu'] = module\n"
+        "spec.loader.exec_module(module)\nprint('IMPORTED', module.BLEU)"),
+    "runpy": "import runpy\nprint('IMPORTED', runpy.run_path({package!r} + '/version.py')['__version__'])",
+    "keras by sys.path": "import sys\nsys.path.insert(0, {site!r})\nimport keras\nprint('IMPORTED', keras.__file__)",
+}
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+@pytest.mark.parametrize("route", list(FORBIDDEN_BY_HOST_PATH))
+def test_a_forbidden_module_cannot_be_imported_by_its_host_path(workdir, route):
+    assert os.path.isdir(HOST_SACREBLEU)                      # the attack names a real folder of the host
+    code = FORBIDDEN_BY_HOST_PATH[route].format(site=HOST_SITE, package=HOST_SACREBLEU)
+    done = run(code, workdir, timeout=180, forbid=["sacrebleu", "keras", "tensorflow"])
+    assert "IMPORTED" not in done.stdout, done.stdout
+    assert done.returncode != 0
+    assert "grading policy forbids it" in done.stderr or "No such file or directory" in done.stderr, done.stderr
+
+
+SOURCE_BY_HOST_PATH = {
+    "open": "print('READ', open({package!r} + '/metrics/bleu.py').read()[:200])",
+    "listdir": "import os\nprint('READ', os.listdir({package!r}))",
+    "glob": "import glob\nfound = glob.glob({site!r} + '/sacrebleu*/**', recursive=True)\nprint('READ' if found else 'NONE', found[:3])",
+    "pathlib": "import pathlib\nprint('READ', len(pathlib.Path({package!r}, 'sacrebleu.py').read_bytes()))",
+}
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+@pytest.mark.parametrize("route", list(SOURCE_BY_HOST_PATH))
+def test_a_forbidden_modules_source_cannot_be_read_by_its_host_path(workdir, route):
+    code = SOURCE_BY_HOST_PATH[route].format(site=HOST_SITE, package=HOST_SACREBLEU)
+    done = run(code, workdir, forbid=["sacrebleu"])
+    assert "READ" not in done.stdout, done.stdout
+    assert "No such file or directory" in done.stderr or "NONE []" in done.stdout, done.stdout + done.stderr
+
+
+def unused_package_folders_here():
+    """The base installation's and the operating system's package folders this interpreter does not use."""
+    import glob
+    import site
+
+    folders = (site.getsitepackages([sys.base_prefix]) + glob.glob("/usr/lib/python3*/*-packages")
+               + glob.glob("/usr/local/lib/python3*/*-packages"))
+    used = {os.path.realpath(p) for p in sys.path if p}
+    return sorted({os.path.realpath(f) for f in folders if os.path.isdir(f)} - used)
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+def test_package_folders_the_interpreter_does_not_use_are_empty(workdir):
+    """The base interpreter's site-packages (a virtual environment leaves it out) and the system's
+    dist-packages hold modules the stubs do not cover: a forbidden module installed there too was
+    importable by putting the folder on sys.path."""
+    folders = unused_package_folders_here()
+    assert folders or sys.prefix == sys.base_prefix               # a virtual environment leaves one out
+    ours = set(os.listdir(HOST_SITE))
+    # In each folder, a package the grader's site-packages has too: forbidden, then imported from there.
+    shared = {folder: sorted(name for name in set(os.listdir(folder)) & ours
+                             if os.path.isfile(os.path.join(folder, name, "__init__.py")))[:1]
+              for folder in folders}
+    forbid = sorted({name for names in shared.values() for name in names})
+    code = "import os, sys\n"
+    for folder, names in shared.items():
+        code += f"print('LISTED', {folder!r}, os.listdir({folder!r}) if os.path.isdir({folder!r}) else 'missing')\n"
+        for name in names:
+            code += (f"sys.path.insert(0, {folder!r})\ntry:\n    import {name}\n    print('IMPORTED', {name}.__file__)\n"
+                     f"except ImportError as error:\n    print('REFUSED', error)\nsys.path.pop(0)\n")
+    done = run(code, workdir, forbid=forbid)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("LISTED") == len(folders)
+    assert all(line.endswith(("[]", "missing")) for line in done.stdout.splitlines() if line.startswith("LISTED"))
+    assert "IMPORTED" not in done.stdout, done.stdout
+    attempts = sum(len(names) for names in shared.values())
+    assert done.stdout.count("REFUSED") == done.stdout.count("grading policy forbids it") == attempts, done.stdout
+
+
+TMP_CONTENTS = r"""
+import os
+print('WALK', sorted(os.path.join(d, n) for d, ds, fs in os.walk('/tmp') for n in ds + fs))
+print('LIST', sorted(os.listdir('/tmp')))
+print('EXISTS', [p for p in {paths!r} if os.path.exists(p)])
+"""
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+def test_tmp_holds_nothing_of_the_host(venv_under_tmp, workdir):
+    """The grader's virtual environment under /tmp (as in CI) was bound at its host path too,
+    so the private /tmp showed the host's folders above it."""
+    host = [str(venv_under_tmp), str(venv_under_tmp.parent), str(workdir), "/tmp/" + str(workdir).split("/")[2]]
+    done = run_with(venv_under_tmp / "bin" / "python", TMP_CONTENTS.format(paths=host), workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WALK ['/tmp/home']" in done.stdout and "LIST ['home']" in done.stdout, done.stdout
+    assert "EXISTS []" in done.stdout, done.stdout
+
+
+INSTALLATION = r"""
+import json, os, site, sys, numpy
+print(json.dumps({'mountinfo': open('/proc/self/mountinfo').read().splitlines(),
+                  'maps': sorted({line.split()[-1] for line in open('/proc/self/maps') if '/' in line}),
+                  'python': [sys.prefix, sys.exec_prefix, sys.executable, numpy.__file__] + sys.path
+                            + site.getsitepackages()}))
+"""
+
+
+@pytest.mark.skipif(not ISOLATED, reason="only the isolated sandbox builds its own file-system view")
+@pytest.mark.parametrize("grader", ["this interpreter", "a virtual environment under /tmp"])
+def test_what_the_program_reads_about_its_installation_names_no_host_path(venv_under_tmp, workdir, grader):
+    """Mount points, mapped files, sys.prefix, sys.path and site-packages name the view's paths only.
+
+    What the kernel must show stays: mountinfo's fourth column, the folder a bind
+    mount comes from, names the virtual environment's host path on the one line
+    that mounts it as /opt/python."""
+    import json
+
+    python = sys.executable if grader == "this interpreter" else str(venv_under_tmp / "bin" / "python")
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    done = run_with(python, INSTALLATION, workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[0])
+    host = {str(ROOT), str(workdir.parent)}
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):      # a virtual environment: moved to /opt/python
+        host |= {venv, os.path.realpath(venv)}
+    for line in seen["mountinfo"]:
+        fields = line.split()
+        for path in host:
+            if path in line:   # only where the venv is mounted, and only as the mount's source
+                assert fields[4] == sandbox.INSIDE_VENV and fields[3].startswith(path), line
+                assert fields[3] in (venv, os.path.realpath(venv)) and path not in " ".join(fields[4:]), line
+    named = "\n".join(seen["maps"] + seen["python"])
+    assert sandbox.INSIDE_VENV + "/lib" in named
+    assert not any(path in named for path in host), named
 
 
 # Nothing of the grader inside: no inherited descriptor, no host path in /proc or the environment.
