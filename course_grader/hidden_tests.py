@@ -19,6 +19,16 @@ The secret is ``c.HiddenTests.secret``, the grading command's ``--secret-seed``,
 or the file ``c.HiddenTests.secret_file`` (default ``.hidden-tests-secret`` in the
 course directory), created with a random value the first time it is needed.
 Keep that file private, and keep it for re-grading.
+
+The hidden regions of a test cell are marked as nbgrader marks them,
+``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` unless the course's
+configuration sets other markers (``c.ClearHiddenTests.begin_test_delimeter``
+and ``end_test_delimeter``, in nbgrader's spelling).  This module is the one
+place that reads them (:func:`delimiters`) and finds the regions
+(:func:`hidden_regions`, :func:`withhold`); every part of the grader that
+needs to know where a hidden test is asks it, so that a course's own markers
+are used for withholding the tests from the student's kernel and for
+recognising their failures in the re-check alike.
 """
 
 from __future__ import annotations
@@ -29,12 +39,101 @@ import io
 import os
 import secrets
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
 SECRET_FILE = ".hidden-tests-secret"
+
+
+# ---------------------------------------------------------------------------
+# Where the hidden tests are
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Delimiters:
+    """The markers that open and close a hidden-test region (a line that holds one is a marker line)."""
+
+    begin: str
+    end: str
+
+
+def delimiters(config=None) -> Delimiters:
+    """The course's markers, read from its nbgrader configuration (nbgrader's defaults if it sets none).
+
+    They are ``ClearHiddenTests``' traits, read through nbgrader's own class,
+    so that the grader and nbgrader (which cuts the hidden tests out of the
+    released notebooks and the feedback) always agree.
+    """
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    clear = ClearHiddenTests(config=config)
+    return Delimiters(clear.begin_test_delimeter, clear.end_test_delimeter)
+
+
+class MalformedHiddenRegion(ValueError):
+    """A cell's hidden-test markers do not pair up; the message says which line and which marker."""
+
+
+def hidden_regions(source: str, marks: Delimiters) -> tuple:
+    """``((first, last), ...)``: the 1-based line numbers of each hidden region of a cell, markers included.
+
+    The rule is nbgrader's: a line holding ``marks.begin`` opens a region, the
+    next line holding ``marks.end`` closes it.  Markers that do not pair up (a
+    region opened inside another, one never closed, a close with nothing open)
+    raise :class:`MalformedHiddenRegion`.
+    """
+    regions, start = [], None
+    for number, line in enumerate(source.split("\n"), start=1):
+        if marks.begin in line:
+            if start is not None:
+                raise MalformedHiddenRegion(
+                    f"line {number} opens a hidden-test region ({marks.begin!r}) inside the one line "
+                    f"{start} opened; close that one first ({marks.end!r})")
+            start = number
+        elif marks.end in line:
+            if start is None:
+                raise MalformedHiddenRegion(
+                    f"line {number} closes a hidden-test region ({marks.end!r}) that no "
+                    f"{marks.begin!r} line opened")
+            regions.append((start, number))
+            start = None
+    if start is not None:
+        raise MalformedHiddenRegion(f"the hidden-test region that line {start} opens ({marks.begin!r}) "
+                                    f"is never closed (no {marks.end!r} line after it)")
+    return tuple(regions)
+
+
+def has_markers(source: str, marks: Delimiters) -> bool:
+    """Whether a cell holds either marker (a hidden region, or markers that fail to make one)."""
+    return marks.begin in source or marks.end in source
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A test cell split for grading: what the student's kernel may run, and where the hidden tests are."""
+
+    visible: str        # the source without its hidden regions ("" if the markers do not pair up)
+    regions: tuple      # (first, last) line numbers of the hidden regions in the full source
+    problem: str = ""   # why the whole cell is treated as hidden (markers that do not pair up)
+
+
+def withhold(source: str, marks: Delimiters) -> Withheld:
+    """The cell with its hidden regions cut out; markers that do not pair up hide the whole cell.
+
+    Hiding too much is the safe mistake: the cell then runs only in the grader,
+    and a failure in it is reported as a hidden test's, never with its source or data.
+    """
+    try:
+        regions = hidden_regions(source, marks)
+    except MalformedHiddenRegion as error:
+        return Withheld("", ((1, source.count("\n") + 1),), str(error))
+    lines = source.split("\n")
+    hidden = {number for first, last in regions for number in range(first, last + 1)}
+    return Withheld("\n".join(line for number, line in enumerate(lines, start=1) if number not in hidden),
+                    regions)
 
 
 class HiddenTests(LoggingConfigurable):

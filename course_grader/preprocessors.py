@@ -55,7 +55,7 @@ from traitlets.config import LoggingConfigurable
 
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
 from . import hidden_tests
 from . import limits as default_limits
@@ -126,18 +126,21 @@ def withhold_hidden_tests(nb, resources, config=None) -> dict[int, str]:
     and :class:`~course_grader.report.WriteGradingReport` scores any it did not
     settle as failed (a pipeline without CleanRecheck cannot award hidden points).
     """
-    clear = ClearHiddenTests(config=config, enforce_metadata=False)
+    marks = hidden_tests.delimiters(config)
+    report = grading_report(resources)
     withheld = {}
     for index, cell in enumerate(nb.cells):
-        if not _is_test(cell) or clear.begin_test_delimeter not in cell.source:
+        if not _is_test(cell) or not hidden_tests.has_markers(cell.source, marks):
             continue
-        full = cell.source
-        try:
-            clear._remove_hidden_test_region(cell)
-        except RuntimeError:        # unbalanced markers: withhold the whole cell
-            cell.source = ""
-        withheld[index] = full
-    grading_report(resources)["hidden_pending"] = sorted(_grade_id(nb.cells[i]) for i in withheld)
+        split = hidden_tests.withhold(cell.source, marks)
+        if split.problem:           # the whole cell is withheld: the instructor should fix the markers
+            report["events"].append({
+                "cell": index, "grade_id": _grade_id(cell), "kind": "hidden_markers",
+                "message": f"the hidden-test markers do not pair up ({split.problem}), so the whole "
+                           "cell ran only in the grader"})
+        withheld[index] = cell.source
+        cell.source = split.visible
+    report["hidden_pending"] = sorted(_grade_id(nb.cells[i]) for i in withheld)
     return withheld
 
 
@@ -541,7 +544,7 @@ class CleanRecheck(NbGraderPreprocessor):
             tests = {cell.name for cell in source_nb.grade_cells} - {c.name for c in source_nb.solution_cells}
             solutions = [sources[c.name].source for c in source_nb.solution_cells
                          if c.name in sources and sources[c.name].cell_type == "code"]
-            cells = self._classify(nb, sources, tests)
+            cells = self._classify(nb, sources, tests, hidden_tests.delimiters(self.config))
         # The assignment's names: what the instructor's solution cells define.  The gradebook keeps
         # the released version of those cells, which for a whole-cell solution (no BEGIN SOLUTION
         # markers) is only `raise NotImplementedError()`; the source notebook has the real ones.
@@ -657,8 +660,12 @@ class CleanRecheck(NbGraderPreprocessor):
         return grader_names
 
     @staticmethod
-    def _classify(nb, sources, tests) -> list:
-        """Instructor cells are trusted only if their source is exactly the gradebook's."""
+    def _classify(nb, sources, tests, marks: hidden_tests.Delimiters) -> list:
+        """Instructor cells are trusted only if their source is exactly the gradebook's.
+
+        A test cell's hidden regions are found under the course's markers (``marks``), the ones
+        :func:`withhold_hidden_tests` withheld it under.
+        """
         cells = []
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
@@ -667,7 +674,7 @@ class CleanRecheck(NbGraderPreprocessor):
             source_cell = sources.get(grade_id)
             if grade_id in tests and _is_test(cell) and source_cell is not None:
                 cells.append(recheck.Cell(index, "test", source_cell.source, grade_id,
-                                          recheck.hidden_regions(source_cell.source)))
+                                          hidden_tests.withhold(source_cell.source, marks).regions))
             elif (source_cell is not None and source_cell.locked and not utils.is_solution(cell)
                   and not utils.is_grade(cell) and cell.source == source_cell.source):
                 cells.append(recheck.Cell(index, "setup", source_cell.source, grade_id))

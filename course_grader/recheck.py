@@ -485,7 +485,7 @@ class Cell:
     kind: str          # "setup" (instructor code, runs on both sides), "student" or "test"
     source: str
     label: str = ""
-    hidden: tuple = ()  # (first, last) line numbers of the source's hidden-test regions
+    hidden: tuple = ()  # (first, last) line numbers of its hidden-test regions (hidden_tests.withhold)
 
 
 @dataclass
@@ -497,21 +497,6 @@ class Verdicts:
     out_of_time: set = field(default_factory=set)  # failures because the time budget ran out
     unverifiable: dict = field(default_factory=dict)  # index -> why the re-check cannot reproduce the test
     diagnoses: dict = field(default_factory=dict)  # index -> names of the catalogued mistakes it matched
-
-
-def hidden_regions(source: str, begin: str = "BEGIN HIDDEN TESTS",
-                   end: str = "END HIDDEN TESTS") -> tuple:
-    """``((first, last), ...)``: 1-based line numbers of each hidden-test region of a cell."""
-    regions, start = [], None
-    for number, line in enumerate(source.split("\n"), start=1):
-        if begin in line and start is None:
-            start = number
-        elif end in line and start is not None:
-            regions.append((start, number))
-            start = None
-    if start is not None:   # no end marker: nbgrader's rule is that the rest is hidden
-        regions.append((start, source.count("\n") + 1))
-    return tuple(regions)
 
 
 def hidden_failure_message(error: BaseException, sources: dict) -> str:

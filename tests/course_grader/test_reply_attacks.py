@@ -21,7 +21,8 @@ import tracemalloc
 
 import pytest
 
-from course_grader.recheck import Cell, hidden_regions, rerun
+from course_grader.hidden_tests import delimiters, hidden_regions
+from course_grader.recheck import Cell, rerun
 
 SETUP = '''import numpy as np
 def check_close(actual, expected, what):
@@ -55,7 +56,7 @@ def run(student: str, test: str, api, tmp_path, hidden=True, **options):
     if hidden:
         test = f"# Hidden tests (1 point): the answer on a secret input\n### BEGIN HIDDEN TESTS\n{test}\n### END HIDDEN TESTS"
     cells = [Cell(0, "setup", SETUP, "setup"), Cell(1, "student", FORGER + student),
-             Cell(2, "test", test, "answer_test", hidden_regions(test))]
+             Cell(2, "test", test, "answer_test", hidden_regions(test, delimiters()))]
     result = rerun(cells, api, str(tmp_path), {2}, cell_timeout=options.pop("cell_timeout", 20),
                    notebook_timeout=90, **options)
     return result.failures.get(2), result
