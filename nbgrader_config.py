@@ -26,8 +26,7 @@ from nbgrader.preprocessors import (
 
 from course_grader.feedback import SafeLinksExporter, SanitizeSubmission, safe_links_in_every_html_export
 from course_grader.preprocessors import (
-    BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr)
-from course_grader.report import WriteGradingReport
+    BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr, WriteGradingReport)
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 

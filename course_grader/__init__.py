@@ -11,17 +11,28 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 
 What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``):
 
-* :mod:`~course_grader.preprocessors` -- bounded execution in the sandbox (hidden tests
-  withheld from it), stderr that does not zero a test, the clean re-check, repaired
-  metadata, the grading policy;
-* :mod:`~course_grader.recheck` -- the clean re-check: tests in the grader,
-  student code in a sandboxed process (:mod:`~course_grader.recheck_child`),
-  talking the wire format of :mod:`~course_grader.recheck_protocol`;
-* :mod:`~course_grader.hidden_tests` -- what hidden tests get from the grader: the
-  reference solution and inputs drawn from the course's secret;
+* :mod:`~course_grader.preprocessors` -- one preprocessor per module: repaired
+  metadata, bounded execution in the sandbox, stderr that does not zero a test,
+  the clean re-check, the grading report written; their settings in
+  :mod:`~course_grader.preprocessors.config`;
+* :mod:`~course_grader.recheck` -- the clean re-check's test loop: tests in the
+  grader, the student's code in a sandboxed process reached through
+  :mod:`~course_grader.student_process` (the transport), which runs
+  :mod:`~course_grader.recheck_child` and talks the wire format of
+  :mod:`~course_grader.recheck_protocol`;
+* :mod:`~course_grader.hidden_tests` -- every rule about hidden tests: their
+  markers, withholding them from the kernel, what they get from the grader
+  (the reference solution, inputs drawn from the course's secret), what their
+  failures may say, and a zero for any that nothing ran;
+* :mod:`~course_grader.mistakes` -- the catalogue of plausible wrong answers a
+  failed hidden test is matched against;
 * :mod:`~course_grader.sandbox` -- runs student code isolated and limited; the
   ``attention-sandbox`` kernel in ``kernels/`` starts IPython through it;
-* :mod:`~course_grader.report` -- one writer of what happened: the JSON report, the notes cell, the flag;
+* :mod:`~course_grader.report` -- the typed grading report every preprocessor
+  records into, and how it is shown (the JSON report, the notes cell);
+* :mod:`~course_grader.cells` -- what a cell is to the grader, and the one way
+  a failure is written into it;
+* :mod:`~course_grader.feedback` -- the submission's HTML made inert in feedback;
 * :mod:`~course_grader.limits` -- every default limit, in one place.
 
 The grader does not import the course's own package: the authoring tools that

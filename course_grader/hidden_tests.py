@@ -29,10 +29,24 @@ place that reads them (:func:`delimiters`) and finds the regions
 needs to know where a hidden test is asks it, so that a course's own markers
 are used for withholding the tests from the student's kernel and for
 recognising their failures in the re-check alike.
+
+Every rule about hidden tests is here, in the order a submission meets them:
+
+1. :func:`withhold_hidden_tests` cuts the hidden regions out of the test
+   cells before the student's kernel starts, and records the cells as
+   *pending* in the grading report;
+2. the clean re-check (:class:`~course_grader.preprocessors.CleanRecheck`,
+   :func:`course_grader.recheck.rerun`) runs the whole cells in the grader,
+   with :func:`grader_names` (``reference``, ``grading_rng``);
+3. a failure there is worded by :func:`hidden_failure_message`: the grader's
+   words and the test's declared description, nothing the student returned;
+4. :func:`fail_unsettled` scores 0 any pending cell that no re-check settled
+   (a pipeline without CleanRecheck cannot award hidden points).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import io
@@ -44,6 +58,9 @@ from pathlib import Path
 
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
+
+from . import student_process
+from .cells import HIDDEN_NOT_RUN, fail, grade_id, is_test
 
 SECRET_FILE = ".hidden-tests-secret"
 
@@ -134,6 +151,156 @@ def withhold(source: str, marks: Delimiters) -> Withheld:
     hidden = {number for first, last in regions for number in range(first, last + 1)}
     return Withheld("\n".join(line for number, line in enumerate(lines, start=1) if number not in hidden),
                     regions)
+
+
+# ---------------------------------------------------------------------------
+# Withheld from the kernel, settled by the re-check
+# ---------------------------------------------------------------------------
+
+def withhold_hidden_tests(nb, report, config=None) -> dict[int, str]:
+    """Cut every hidden-test region out of the test cells; returns ``{cell index: full source}``.
+
+    Runs before the student's kernel starts, so that no hidden test, and none
+    of its data, ever enters the student's process: the clean re-check runs
+    the whole test cell later, in the grader, against the student's functions.
+    The cells' ids go into ``report`` (a :class:`~course_grader.report.GradingReport`)
+    as pending; the re-check settles them, and :func:`fail_unsettled` scores
+    any it did not settle as failed.
+    """
+    marks = delimiters(config)
+    withheld = {}
+    for index, cell in enumerate(nb.cells):
+        if not is_test(cell) or not has_markers(cell.source, marks):
+            continue
+        split = withhold(cell.source, marks)
+        if split.problem:           # the whole cell is withheld: the instructor should fix the markers
+            report.event("hidden_markers", f"the hidden-test markers do not pair up ({split.problem}), so "
+                                           "the whole cell ran only in the grader", nb, index)
+        withheld[index] = cell.source
+        cell.source = split.visible
+    report.hidden_pending = sorted(grade_id(nb.cells[i]) for i in withheld)
+    return withheld
+
+
+def fail_unsettled(nb, report) -> None:
+    """Hidden tests withheld from the kernel that no re-check ran score 0, never full marks."""
+    pending = set(report.hidden_pending)
+    if not pending:
+        return
+    for cell in nb.cells:
+        if grade_id(cell) in pending:
+            fail(cell, HIDDEN_NOT_RUN, "the hidden tests of this cell were not run (the grading pipeline "
+                                       "has no CleanRecheck), so it scores 0")
+    report.event("hidden_not_run", "hidden tests were withheld from the kernel but never run: add "
+                                   "CleanRecheck to the autograde preprocessors")
+    report.hidden_pending = []
+
+
+# ---------------------------------------------------------------------------
+# What a failed hidden test may say
+# ---------------------------------------------------------------------------
+
+def hidden_failure_message(error: BaseException, sources: dict) -> str:
+    """What the feedback may say about a hidden test that failed: the grader's words and the test's own.
+
+    Never anything the student's process returned, printed or raised (its
+    text, the shape or value of a result: a student can make those encode the
+    hidden inputs), and never anything computed from the hidden inputs.  What
+    is said: what went wrong, in the grader's words (the exception's type, a
+    refused reply, an object that is not plain data), and the test's declared
+    description -- the literal text of the failing ``assert``'s message or of
+    the check's description argument, read from the test's source
+    (``sources``: file name -> source of the test and setup cells), with every
+    ``{field}`` left out as "…".
+    """
+    if getattr(error, student_process.FROM_STUDENT, None):
+        # the built-in type it was rebuilt as: the student's own class name is their text too
+        what = f"your code raised {type(error).__name__} during a hidden test"
+    elif isinstance(error, (student_process.StudentProcessError, student_process.NotPlainData)):   # messages made of the grader's words
+        what = f"{error} (in a hidden test)"
+    else:
+        what = f"{type(error).__name__} in a hidden test"
+    said = []
+    for filename, line in _trusted_lines(error, sources):
+        text = declared_description(sources[filename], line)
+        if text and text not in said:
+            said.append(text)
+    return what + (": " + "; ".join(said) if said else "")
+
+
+def declared_description(source: str, line: int) -> str:
+    """The literal text of the message the statement at ``line`` of ``source`` declares, fields as "…".
+
+    The statement is the innermost one that holds the line; its message is an
+    ``assert``'s, or else the last string argument of its outermost call that
+    has one (``check_close(actual, expected, "what")``, ``raise AssertionError("...")``).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    holding = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)
+               and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not holding:
+        return ""
+    statement = min(holding, key=lambda node: (node.end_lineno or node.lineno) - node.lineno)
+    if isinstance(statement, ast.Assert):
+        return _literal_text(statement.msg)
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            texts = [_literal_text(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+            texts = [t for t in texts if t]
+            if texts:
+                return texts[-1]
+    return ""
+
+
+def _literal_text(node) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        text = "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+    else:
+        return ""
+    text = text.strip().split("\n")[0]
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _trusted_lines(error: BaseException, sources: dict) -> list:
+    """(file, line) of the test cell's failing line, then of the innermost setup cell's, if any."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in sources:
+            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    tests = [frame for frame in frames if frame[0].startswith("<test cell")]
+    return ([tests[-1]] if tests else []) + ([frames[-1]] if frames and frames[-1] not in tests else [])
+
+
+# ---------------------------------------------------------------------------
+# What hidden tests get from the grader
+# ---------------------------------------------------------------------------
+
+def source_notebook(config, assignment: str, notebook: str) -> Path:
+    """The instructor's source notebook of ``assignment`` (nbgrader's ``source`` folder)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config)
+    return Path(coursedir.format_path(coursedir.source_directory, ".", assignment), f"{notebook}.ipynb")
+
+
+def grader_names(config, assignment: str, notebook: str, student: str):
+    """``cell -> {"reference": ..., "grading_rng": ...}``: the names a hidden test gets from the grader."""
+    from nbgrader.coursedir import CourseDirectory
+
+    reference = reference_solution(source_notebook(config, assignment, notebook))
+    secret = HiddenTests(config=config).course_secret(CourseDirectory(config=config).root)
+
+    def names_for(cell) -> dict:
+        return {"reference": reference,
+                "grading_rng": rng_factory(secret, assignment, notebook, cell.label, student)}
+
+    return names_for
 
 
 class HiddenTests(LoggingConfigurable):

@@ -2,7 +2,7 @@
 
 It runs inside the sandbox as ``python -I -c <source>``, where the source is
 :mod:`course_grader.recheck_protocol`'s followed by this file's
-(:func:`course_grader.recheck.child_source`): it executes the student's cells
+(:func:`course_grader.student_process.child_source`): it executes the student's cells
 in an IPython shell and answers requests ("call ``softmax`` with these
 arrays") over its stdin/stdout.  Nothing in the grader imports it.
 """

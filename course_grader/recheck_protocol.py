@@ -10,7 +10,7 @@ What the reader accepts (:func:`unpack`, :func:`decode`) is plain data:
 ``None``, booleans, numbers, strings, bytes, NumPy arrays and scalars of the
 allowed dtypes, lists, tuples, dicts, sets, fractions and decimals of those;
 anything else the student's process holds travels as an opaque handle that
-the grader never asks to judge itself (:class:`course_grader.recheck.Remote`).
+the grader never asks to judge itself (:class:`course_grader.student_process.Remote`).
 A payload over a limit, or not in this format, raises :class:`ReplyError`,
 whose message is the grader's own words (never text or numbers from the reply).
 

@@ -54,7 +54,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import sys
 import time
 

@@ -14,7 +14,6 @@ were graded in full.  The others are reported as not graded.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import shutil
@@ -32,7 +31,7 @@ from .gradebook import copy_student_folders, merge_shard
 from .intake import write_blank
 from .nbgrader_api import make_api, reuse_compiled_templates
 from .progress import Progress
-from .report import terminal_text
+from .report import GradingReport, terminal_text
 
 
 @dataclass
@@ -128,13 +127,11 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
     for name in releases:
         report_path = shard / "autograded" / student / assignment / f".grading-report-{name}.json"
         if report_path.exists():
-            report = json.loads(report_path.read_text())
+            report = GradingReport.read(report_path)
             where = f"{name}: " if several else ""
-            result.flags += [where + flag for flag in report.get("flags", [])]
-            result.events += [f"{where}{e.get('grade_id') or e.get('cell')}: {e['message']}"
-                              for e in report["events"]]
-            result.diagnoses += [f"{where}{d['grade_id']}: {', '.join(d['mistakes'])}"
-                                 for d in report.get("diagnoses", [])]
+            result.flags += [where + flag for flag in report.flags]
+            result.events += [f"{where}{e.grade_id or e.cell}: {e.message}" for e in report.events]
+            result.diagnoses += [f"{where}{d.grade_id}: {', '.join(d.mistakes)}" for d in report.diagnoses]
     with Gradebook(api.coursedir.db_url) as gb:
         submission = gb.find_submission(assignment, student)
         result.score, result.max_score = submission.score, submission.max_score

@@ -13,7 +13,6 @@ source, or the secret input it drew).
 """
 
 import re
-import shutil
 from pathlib import Path
 
 import nbformat

@@ -23,16 +23,16 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_the_grader_imports_neither_the_course_package_nor_the_authoring_tools():
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         assert not _imported_modules(path) & {"attention_course", "course_authoring"}, path.name
     # ... and needs no path tricks to be found
-    assert "sys.path.insert" not in "".join(p.read_text() for p in PACKAGE.glob("*.py"))
+    assert "sys.path.insert" not in "".join(p.read_text() for p in PACKAGE.rglob("*.py"))
 
 
 def test_the_sandboxed_program_is_the_protocol_then_the_child():
-    from course_grader import recheck
+    from course_grader import student_process
 
-    source = recheck.child_source()
+    source = student_process.child_source()
     ast.parse(source)   # one program: the protocol's __future__ import comes first
     assert source.index("def pack(") < source.index("def serve(")
 

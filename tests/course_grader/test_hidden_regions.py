@@ -80,9 +80,10 @@ def test_markers_that_do_not_pair_up_are_reported_and_hide_the_whole_cell(source
 
 
 def test_withholding_in_the_pipeline_uses_the_courses_markers():
-    """preprocessors.withhold_hidden_tests, given the course's configuration, cuts its regions and
+    """hidden_tests.withhold_hidden_tests, given the course's configuration, cuts its regions and
     records the cell as pending; a malformed cell is withheld whole, with an event that says why."""
-    from course_grader.preprocessors import withhold_hidden_tests
+    from course_grader.hidden_tests import withhold_hidden_tests
+    from course_grader.report import GradingReport
 
     def test_cell(source, grade_id):
         return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
@@ -91,12 +92,11 @@ def test_withholding_in_the_pipeline_uses_the_courses_markers():
     broken = "assert True\n### BEGIN SECRET CHECKS\nassert secret"
     nb = nbformat.v4.new_notebook(cells=[test_cell(CELL, "good"), test_cell(broken, "broken"),
                                          test_cell("### BEGIN HIDDEN TESTS\nassert x", "default")])
-    resources = {}
-    withheld = withhold_hidden_tests(nb, resources, _config("BEGIN SECRET CHECKS", "END SECRET CHECKS"))
+    report = GradingReport()
+    withheld = withhold_hidden_tests(nb, report, _config("BEGIN SECRET CHECKS", "END SECRET CHECKS"))
     assert withheld == {0: CELL, 1: broken}              # the default markers mean nothing to this course
     assert nb.cells[0].source == "assert double(2) == 4\nassert double(0) == 0"
     assert nb.cells[1].source == ""
-    report = resources["grading"]
-    assert report["hidden_pending"] == ["broken", "good"]
-    [event] = report["events"]
-    assert event["grade_id"] == "broken" and "never closed" in event["message"]
+    assert report.hidden_pending == ["broken", "good"]
+    [event] = report.events
+    assert event.grade_id == "broken" and event.kind == "hidden_markers" and "never closed" in event.message

@@ -1,6 +1,5 @@
 """The clean re-run: student code in a sandboxed process, tests in the grader."""
 
-import numpy as np
 import pytest
 
 from course_grader.recheck import Cell, rerun

@@ -3,7 +3,6 @@
 import collections
 import json
 import struct
-import time
 import tracemalloc
 from fractions import Fraction
 
@@ -106,16 +105,14 @@ def test_a_value_not_in_the_format_is_refused_in_the_graders_words(header):
 
 def _refused_quickly(payload) -> str:
     tracemalloc.start()
-    started = time.monotonic()
     try:
         with pytest.raises(ReplyError) as refused:
             header, arrays = unpack(payload)
             decode(header.get("value"), arrays, from_handle=lambda key, kind: key)
-        seconds = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert seconds < 5, seconds                      # generous: a busy machine; typically milliseconds
+    # (the time it takes: benchmarks/reply_parsing.py; milliseconds on this course's machines)
     assert peak < 2 * MAX_FRAME + 32 * 2 ** 20, peak  # the payload (and one copy), never what it claims
     return str(refused.value)
 
@@ -161,23 +158,21 @@ def test_a_header_longer_than_its_payload_or_not_json_is_refused():
     assert "not in the reply format" in _refused_quickly(frame(["LEAK"]))
 
 
-def test_the_largest_reply_the_limits_allow_is_read_within_the_stated_budget():
+def test_the_largest_reply_the_limits_allow_is_read_within_the_stated_memory():
     # the most values a header may hold, in dicts, and an array filling the rest of the frame
     value = {"__tuple__": [{"__dict__": [[i, {"__tuple__": [1.5]}] for i in range(33_000)]}, {"__array__": 0}]}
     head = json.dumps({"op": "return", "value": value, "__arrays__": [["|u1", [0]]]}).encode()
     size = MAX_FRAME - len(head) - 8
     payload = bytearray(frame({"op": "return", "value": value, "__arrays__": [["|u1", [size]]]}, bytes(size)))
     tracemalloc.start()
-    started = time.monotonic()
     try:
         header, arrays = unpack(payload)
         counts, array = decode(header["value"], arrays, from_handle=lambda key, kind: key)
-        seconds = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert len(counts) == 33_000 and array.size == size
-    assert seconds < 5, seconds                  # under a second on an idle machine
+    # (the time it takes: benchmarks/reply_parsing.py)
     assert len(payload) + peak < 130 * 2 ** 20, peak   # the instructor page's figure, the payload included
 
 

@@ -1,0 +1,277 @@
+"""BoundedExecute: nbgrader's ``Execute``, in the sandbox, with limits that hold for the whole notebook.
+
+Every notebook runs in the sandboxed kernel (:mod:`course_grader.sandbox`)
+under a wall-clock limit for the *whole* notebook, a per-cell limit and an
+output cap.  A kernel that dies (``os._exit``, memory) or stops answering is
+restarted, the earlier cells are replayed, and grading goes on: the student
+loses the cell that killed it, and every cell that could not run gets an
+explicit error, never silent full marks.  Hidden tests are cut out of the test
+cells before the kernel starts (:func:`course_grader.hidden_tests.withhold_hidden_tests`)
+and put back afterwards, so the instructor sees the whole test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from queue import Empty
+from time import monotonic
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.client import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Unicode
+
+from .. import hidden_tests, sandbox
+from ..cells import KERNEL_DIED, NOT_RUN, TIME_LIMIT, error_output, has_error
+from ..report import GradingReport
+from .config import DEADLINE, GradingLimits, GradingPolicy
+
+KERNELS_DIR = str(Path(__file__).resolve().parent.parent / "kernels")
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Unresponsive(Exception):
+    pass
+
+
+class BoundedExecute(Execute):
+    """nbgrader's ``Execute``, in the sandbox, with limits that hold for the whole notebook."""
+
+    sandbox_kernel = Unicode(
+        "attention-sandbox",
+        help="Kernel that runs every submission (from course_grader/kernels/); '' = the notebook's own, "
+             "without any sandbox.").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limits = GradingLimits(parent=self)
+        self.shutdown_kernel = "immediate"   # nothing to flush; do not wait for a polite exit
+
+    # -- the kernel -----------------------------------------------------------
+
+    def create_kernel_manager(self):
+        if not self.sandbox_kernel:
+            return super().create_kernel_manager()
+        self._ipc_dir = tempfile.mkdtemp(prefix="ag-ipc-")
+        self.km = self.kernel_manager_class(
+            kernel_name=self.sandbox_kernel, transport="ipc", ip=os.path.join(self._ipc_dir, "k"),
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[KERNELS_DIR]), config=self.config)
+        return self.km
+
+    async def async_start_new_kernel(self, **kwargs):
+        env = dict(os.environ)
+        remaining = max(1.0, self._deadline - monotonic())
+        for key, value in self.limits.sandbox_limits(remaining).items():
+            env[f"{sandbox.ENV_PREFIX}_{key.upper()}"] = str(value)
+        assignment = (self.resources or {}).get("nbgrader", {}).get("assignment", "")
+        env[f"{sandbox.ENV_PREFIX}_FORBID"] = ",".join(GradingPolicy(parent=self).forbidden(assignment))
+        env.pop("JPY_PARENT_PID", None)
+        kwargs["env"] = env
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    def _forget_kernel_files(self):
+        directory = getattr(self, "_ipc_dir", None)
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+            self._ipc_dir = None
+
+    # -- limits ---------------------------------------------------------------
+
+    def _get_timeout(self, cell):
+        remaining = self._deadline - monotonic()
+        timeout = max(1, int(min(self.limits.cell_timeout, remaining)))
+        self.error_on_timeout = {
+            "ename": TIME_LIMIT,
+            "evalue": f"this cell ran for more than {timeout} s and was interrupted "
+                      f"(limits: {self.limits.cell_timeout} s per cell, "
+                      f"{self.limits.notebook_timeout} s per notebook)",
+            "traceback": [f"{TIME_LIMIT}: this cell ran for more than {timeout} s and was interrupted"],
+        }
+        return timeout
+
+    def process_message(self, msg, cell, cell_index):
+        msg_type = msg["msg_type"]
+        if msg_type in ("stream", "display_data", "execute_result", "update_display_data") \
+                or msg_type.startswith("comm"):
+            size = _approx_size(msg)
+            self._cell_bytes += size
+            if self._cell_bytes > self.limits.flood_bytes and not self._flood_interrupted:
+                self._flood_interrupted = True
+                self._event(cell_index, "output_flood",
+                            f"more than {self.limits.flood_bytes // 10**6} MB of output: interrupted")
+                asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))
+            if self._kept_bytes + size > self.limits.max_output_bytes:
+                if not self._truncation_noted:
+                    self._truncation_noted = True
+                    cell.outputs.append(NotebookNode(
+                        output_type="stream", name="stdout",
+                        text=f"\n[output truncated: the notebook may keep at most "
+                             f"{self.limits.max_output_bytes // 1000} kB of output]\n"))
+                return None
+            self._kept_bytes += size
+        return super().process_message(msg, cell, cell_index)
+
+    async def _async_responsive(self, timeout: float = 5.0) -> bool:
+        msg_id = self.kc.kernel_info()
+        deadline = monotonic() + timeout
+        while True:
+            remaining = deadline - monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=remaining))
+            except Empty:
+                return False
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return True
+
+    responsive = run_sync(_async_responsive)
+
+    # -- bookkeeping ----------------------------------------------------------
+
+    def _event(self, index, kind, message):
+        GradingReport.of(self.resources).event(kind, message, self.nb, index)
+
+    def _start_cell(self, index):
+        self._current = index
+        self._cell_bytes = 0
+        self._flood_interrupted = False
+        self._truncation_noted = False
+
+    # -- the notebook ---------------------------------------------------------
+
+    def preprocess(self, nb, resources=None, km=None):
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self.resources = self.resources if self.resources is not None else {}
+        report = GradingReport.of(self.resources)
+        self._deadline = monotonic() + self.limits.notebook_timeout
+        # One budget per submission: the clean re-check gets what the notebook's run left.
+        self.resources[DEADLINE] = self._deadline
+        self._kept_bytes = 0
+        self._start_cell(None)
+        workdir = self.resources.get("metadata", {}).get("path")
+        if workdir and self.sandbox_kernel:
+            _, left_out = sandbox.working_files(workdir)
+            if left_out:   # the sandbox's in-memory budget: say so, do not skip silently
+                self._event(None, "files_left_out",
+                            f"files the code cannot read in the sandbox (beyond its "
+                            f"{sandbox.limits_from_env()['tmp_mb'] // 2} MiB for handed-in files): "
+                            + ", ".join(left_out[:5]) + (" ..." if len(left_out) > 5 else ""))
+        withheld = hidden_tests.withhold_hidden_tests(nb, report, self.config)
+        try:
+            self._execute_all()
+        finally:
+            for index, source in withheld.items():   # the instructor sees the whole test
+                self.nb.cells[index].source = source
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def _execute_all(self):
+        """Run every code cell, restarting a dead or hung kernel, within the notebook's limits."""
+        pending = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code" and c.source.strip()]
+        done: list[int] = []
+        no_replay: set[int] = set()
+        restarts = 0
+        while pending:
+            self._current = None
+            try:
+                with self.setup_kernel():
+                    info = self.wait_for_reply(self.kc.kernel_info())
+                    self.nb.metadata["language_info"] = info["content"]["language_info"]
+                    if restarts:
+                        self._replay([i for i in done if i not in no_replay])
+                    while pending:
+                        index = pending[0]
+                        if self._deadline - monotonic() < 1:
+                            raise _OutOfTime
+                        self._start_cell(index)
+                        self.preprocess_cell(self.nb.cells[index], self.resources, index)
+                        pending.pop(0)
+                        done.append(index)
+                        self._current = None
+                        if has_error(self.nb.cells[index], TIME_LIMIT):
+                            no_replay.add(index)
+                            self._event(index, "cell_timeout", "the cell reached its time limit")
+                            if not self.responsive():
+                                raise _Unresponsive
+            except (DeadKernelError, CellTimeoutError, _Unresponsive) as error:
+                restarts += 1
+                index = self._current
+                hung = isinstance(error, (CellTimeoutError, _Unresponsive))
+                if index is not None and pending and pending[0] == index:
+                    pending.pop(0)
+                    done.append(index)
+                    no_replay.add(index)
+                    if hung:
+                        ename, kind, why = (
+                            TIME_LIMIT, "kernel_unresponsive",
+                            f"this cell ran for more than {self.limits.cell_timeout} s and did not stop "
+                            "when interrupted")
+                    else:
+                        ename, kind, why = (
+                            KERNEL_DIED, "kernel_died",
+                            "the Python process running the notebook died while running this cell (it "
+                            f"exceeded the memory limit of {self.limits.memory_mb} MiB, was killed, or exited)")
+                    self.nb.cells[index].outputs.append(error_output(
+                        ename, f"{why}. The kernel was restarted and the cells before this one were run "
+                               "again; later cells ran in the new kernel."))
+                    self._event(index, kind, why)
+                elif hung:
+                    self._event(done[-1] if done else None, "kernel_unresponsive",
+                                "the kernel did not recover from an interrupt and was restarted")
+                else:
+                    self._event(None, "kernel_died", "the kernel died between cells")
+                if restarts > self.limits.max_restarts:
+                    self._mark_not_run(pending, f"the kernel died {restarts} times; grading stopped")
+                    pending = []
+            except _OutOfTime:
+                self._mark_not_run(pending, f"the notebook reached its time limit of "
+                                            f"{self.limits.notebook_timeout} s before this cell ran")
+                pending = []
+            finally:
+                self._forget_kernel_files()
+
+    def _replay(self, indices):
+        """Run earlier cells again in a fresh kernel, for their definitions; keep the old outputs."""
+        for index in indices:
+            if self._deadline - monotonic() < 1:
+                raise _OutOfTime
+            original = self.nb.cells[index]
+            self._start_cell(None)
+            self._kept_bytes, kept = 0, self._kept_bytes
+            try:
+                self.execute_cell(copy.deepcopy(original), index, store_history=False)
+            finally:
+                self.nb.cells[index] = original
+                self._kept_bytes = kept
+
+    def _mark_not_run(self, indices, why):
+        for index in indices:
+            self.nb.cells[index].outputs = [error_output(NOT_RUN, why)]
+        if indices:
+            self._event(indices[0], "not_run", f"{len(indices)} cells did not run: {why}")
+
+
+def _approx_size(msg) -> int:
+    content = msg.get("content", {})
+    if msg["msg_type"] == "stream":
+        return len(content.get("text", ""))
+    data = content.get("data") or {}
+    if isinstance(data, dict):
+        return 100 + sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
+    return 100 + len(str(data))

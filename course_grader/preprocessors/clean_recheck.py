@@ -1,0 +1,225 @@
+"""CleanRecheck: tests that pass inside the notebook must also pass with the student's code in a clean process.
+
+Every test that passed inside the notebook is run again, with the student's
+code in a separate sandboxed process and the test code in the grader
+(:mod:`course_grader.recheck`); hidden tests, withheld from the notebook, run
+only here.  What comes of it is written into the notebook (a failed cell's
+error, :mod:`course_grader.cells`) and into the grading report:
+
+* a visible test that fails only here scores 0 and flags the submission;
+* a hidden test that fails scores 0 with a message in the grader's words
+  (:func:`course_grader.hidden_tests.hidden_failure_message`) and, when the
+  assignment has a catalogue of mistakes, the mistake its calls match;
+* a test the time budget left no time for scores 0 without a flag (slow is not tampering);
+* a test the re-check cannot reproduce keeps its notebook result, with an
+  event saying so (a hidden one, with no notebook result, scores 0 and is flagged).
+
+Its solution cells are also searched for code a solution has no business
+containing (:data:`TAMPERING_PATTERNS`), which flags the submission (no points change).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from time import monotonic
+
+import nbformat
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import List, default
+
+from .. import hidden_tests, mistakes, recheck, sandbox
+from ..cells import CLEAN_RERUN_FAILED, HIDDEN_FAILED, TIME_LIMIT, fail, grade_id, is_test
+from ..report import Diagnosis, GradingReport
+from .config import DEADLINE, GradingLimits, GradingPolicy
+
+#: Catalogues of mistakes, built once per process: (source notebook, its mtime) -> Diagnoser
+_DIAGNOSERS: dict = {}
+
+# Things a solution has no business doing: replacing test helpers, hooking IPython,
+# leaving the process.  Matching one flags the submission for review (no points change).
+TAMPERING_PATTERNS = [
+    (r"\b(np|numpy)\s*\.\s*testing\s*\.\s*\w+\s*=(?!=)", "replaces a numpy.testing function"),
+    (r"\b(np|numpy)\s*\.\s*(allclose|isclose|array_equal|all|any|abs|max)\s*=(?!=)", "replaces a NumPy function"),
+    (r"\bbuiltins\b|__builtins__", "touches Python's builtins"),
+    (r"\.events\s*\.\s*register|input_transformers|ast_transformers|set_custom_exc|showtraceback"
+     r"|\brun_cell\s*=|\.displayhook|sys\s*\.\s*(excepthook|settrace|setprofile|modules)",
+     "hooks into IPython or the interpreter"),
+    (r"\bAssertionError\s*=(?!=)|\bassert_\w+\s*=(?!=)|\bcheck_\w+\s*=(?!=)", "replaces a test helper"),
+    (r"\bos\s*\.\s*(_exit|kill|fork|setsid)\b|\bsignal\s*\.\s*(signal|alarm|setitimer)\b|\bctypes\b",
+     "controls processes or signals"),
+    (r"gradebook|\.\./\.\.|/submitted/|/autograded/|/solutions/", "refers to grading files"),
+]
+
+
+class CleanRecheck(NbGraderPreprocessor):
+    """Tests that pass inside the notebook must also pass with the student's code in a clean process."""
+
+    patterns = List(help="(regex, reason) pairs that flag a submission for review.").tag(config=True)
+
+    @default("patterns")
+    def _patterns_default(self):
+        return TAMPERING_PATTERNS
+
+    def preprocess(self, nb, resources):
+        report = GradingReport.of(resources)
+        self.limits = GradingLimits(parent=self)
+        names = resources["nbgrader"]
+        cells, api = self._cells_and_api(nb, names)
+        self._flag_tampering(cells, report)
+        passed = {c.index for c in cells if c.kind == "test" and not utils.has_failed(nb.cells[c.index])}
+        if passed:
+            budget = resources.get(DEADLINE, monotonic() + self.limits.notebook_timeout) - monotonic()
+            workdir = resources.get("metadata", {}).get("path") or os.getcwd()
+            verdicts = self._rerun(cells, api, workdir, passed, names, max(0.0, budget))
+            self._record(nb, cells, verdicts, report)
+        # Every withheld hidden test has now run here, or its cell failed in the notebook already.
+        report.hidden_pending = []
+        return nb, resources
+
+    # -- what runs where ------------------------------------------------------
+
+    def _cells_and_api(self, nb, names: dict):
+        """The notebook's cells as the re-check sees them, and the assignment's names (its API).
+
+        The API is what the instructor's solution cells define.  The gradebook
+        keeps the released version of those cells, which for a whole-cell
+        solution (no BEGIN SOLUTION markers) is only ``raise
+        NotImplementedError()``; the source notebook has the real ones.
+        """
+        with Gradebook(names["db_url"]) as gb:
+            source_nb = gb.find_notebook(names["notebook"], names["assignment"])
+            sources = {cell.name: cell for cell in source_nb.source_cells}
+            tests = {cell.name for cell in source_nb.grade_cells} - {c.name for c in source_nb.solution_cells}
+            solutions = [sources[c.name].source for c in source_nb.solution_cells
+                         if c.name in sources and sources[c.name].cell_type == "code"]
+            cells = classify(nb, sources, tests, hidden_tests.delimiters(self.config))
+        api = sorted(defined_names(solutions + self._source_solutions(names)))
+        return cells, api
+
+    def _flag_tampering(self, cells, report: GradingReport) -> None:
+        student_code = "\n".join(c.source for c in cells if c.kind == "student")
+        for pattern, reason in self.patterns:
+            match = re.search(pattern, student_code)
+            if match:
+                report.flag(f"the code {reason} ({match.group(0).strip()!r})")
+
+    def _rerun(self, cells, api, workdir, passed, names: dict, budget: float) -> recheck.Verdicts:
+        slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
+        hidden = any(c.hidden for c in cells)
+        return recheck.rerun(
+            cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
+            slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
+            notebook_timeout=budget, forbid=GradingPolicy(parent=self).forbidden(names["assignment"]),
+            grader_names=hidden_tests.grader_names(self.config, names["assignment"], names["notebook"],
+                                                   names.get("student", "")) if hidden else None,
+            diagnoser=self._diagnoser(names) if hidden else None)
+
+    # -- what it found --------------------------------------------------------
+
+    def _record(self, nb, cells, verdicts: recheck.Verdicts, report: GradingReport) -> None:
+        """Each verdict as the cell's failure, an event or a flag (see the module's docstring)."""
+        hidden_cells = {c.index for c in cells if c.hidden}
+        for index, found in sorted(verdicts.diagnoses.items()):
+            report.diagnoses.append(Diagnosis(index, grade_id(nb.cells[index]), found))
+        for index, reason in sorted(verdicts.failures.items()):
+            cell = nb.cells[index]
+            if index in verdicts.out_of_time:   # slow, not tampering
+                fail(cell, TIME_LIMIT, f"the submission's time budget of {self.limits.notebook_timeout} s (for "
+                                       "running the notebook and re-checking its tests) ran out before this "
+                                       f"test was re-checked, so it scores 0 ({reason})")
+                report.event("budget", "the time budget ran out in the clean re-check", nb, index)
+            elif index in verdicts.hidden:      # an honest wrong answer, not tampering
+                fail(cell, HIDDEN_FAILED, reason)
+            else:
+                fail(cell, CLEAN_RERUN_FAILED, "this test passed inside the notebook but FAILED when re-run "
+                                               f"with your code in a separate, clean process, so it scores 0 ({reason})")
+                report.flag(f"test {grade_id(cell)!r} passes only inside the notebook: {reason}")
+        for index, why in sorted(verdicts.unverifiable.items()):
+            cell = nb.cells[index]
+            if index in hidden_cells:   # no result from the notebook to fall back on: zero, and a human looks
+                fail(cell, HIDDEN_FAILED, f"the grader could not run this hidden test against your code ({why})")
+                report.flag(f"hidden test {grade_id(cell)!r} could not be re-checked: {why}")
+            else:                       # the in-notebook result stands; the instructor's report says so
+                report.event("not_rechecked", f"not re-checked ({why}); the result in the notebook stands",
+                             nb, index)
+        report.recheck_seconds = round(verdicts.seconds, 2)
+        for index, what in verdicts.events:
+            report.event("clean_rerun", what, nb, index)
+
+    # -- the instructor's files -----------------------------------------------
+
+    def _source_solutions(self, names: dict) -> list[str]:
+        """The source notebook's solution cells (the instructor's code), if it can be read."""
+        try:
+            nb = nbformat.read(hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"]),
+                               as_version=4)
+        except (OSError, ValueError):
+            return []
+        return [cell.source for cell in nb.cells
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+
+    def _diagnoser(self, names: dict):
+        """The assignment's catalogue of mistakes (:mod:`course_grader.mistakes`), or None if it has none.
+
+        A catalogue that cannot be used (an edit that no longer fits the solution)
+        is logged and left out: a diagnosis is a hint, and never stops grading.
+        """
+        source = hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"])
+        catalogue_file = source.parent / mistakes.CATALOGUE_FILE
+        key = tuple((str(path), path.stat().st_mtime_ns if path.is_file() else None)
+                    for path in (source, catalogue_file))
+        if key not in _DIAGNOSERS:
+            try:
+                catalogue = mistakes.load_catalogue(source.parent) if source.is_file() else []
+                _DIAGNOSERS[key] = mistakes.Diagnoser(source, catalogue) if catalogue else None
+            except Exception as error:  # noqa: BLE001 - the instructor's file, not the student's
+                self.log.warning(f"{catalogue_file}: not used to name mistakes in the feedback ({error})")
+                _DIAGNOSERS[key] = None
+        return _DIAGNOSERS[key]
+
+
+def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> list:
+    """The notebook's code cells as :class:`course_grader.recheck.Cell`: test, setup or the student's.
+
+    Instructor cells are trusted only if their source is exactly the
+    gradebook's (``sources``: grade id -> the gradebook's source cell).  A test
+    cell's hidden regions are found under the course's markers (``marks``),
+    the ones it was withheld under.
+    """
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        gid = grade_id(cell)
+        source_cell = sources.get(gid)
+        if gid in tests and is_test(cell) and source_cell is not None:
+            cells.append(recheck.Cell(index, "test", source_cell.source, gid,
+                                      hidden_tests.withhold(source_cell.source, marks).regions))
+        elif (source_cell is not None and source_cell.locked and not utils.is_solution(cell)
+              and not utils.is_grade(cell) and cell.source == source_cell.source):
+            cells.append(recheck.Cell(index, "setup", source_cell.source, gid))
+        else:
+            cells.append(recheck.Cell(index, "student", cell.source, gid or f"cell {index}"))
+    return cells
+
+
+def defined_names(sources) -> set[str]:
+    """Top-level names the instructor's solution cells define: the assignment's API."""
+    names = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return {n for n in names if not n.startswith("__")}

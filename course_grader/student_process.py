@@ -1,0 +1,470 @@
+"""The clean re-check's transport: one sandboxed Python process holding the student's code.
+
+:class:`StudentProcess` starts the student's half of the re-check
+(:mod:`course_grader.recheck_child`, with the wire format of
+:mod:`course_grader.recheck_protocol` prepended: the sandbox has no package to
+import them from) in the sandbox, runs the student's cells in it, and carries
+the calls a test makes: arguments out, plain data back.  What lives in the
+student's process is represented here by a :class:`Remote` handle, which never
+judges itself.  Every way the process can fail (death, a hang, a reply that is
+not in the format) is a :class:`StudentProcessError` whose message is the
+grader's words only.
+
+The test loop that uses it is :mod:`course_grader.recheck`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import mistakes, sandbox
+from .recheck_protocol import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
+
+
+def child_source() -> str:
+    """The sandboxed program: the protocol's source, then the child's (no package to import from there)."""
+    here = Path(__file__).resolve().parent
+    return (here / "recheck_protocol.py").read_text() + "\n\n" + (here / "recheck_child.py").read_text()
+
+
+CHILD_SOURCE = child_source()
+
+
+class StudentProcessError(Exception):
+    """The student's process died, hung or broke the protocol."""
+
+
+class StudentTimeout(StudentProcessError, TimeoutError):
+    pass
+
+
+#: characters of a call's printed output the grader accepts (the child sends at most this many)
+MAX_PRINTED = 100_000
+
+
+def _refused(error: ReplyError) -> str:
+    """A refused reply in the grader's words (a ReplyError's message holds nothing of the reply)."""
+    return f"the student's process sent a reply the grader refuses ({error})"
+
+
+class _Deadline(Exception):
+    pass
+
+
+#: set on an exception rebuilt from one the student's code raised (its message is the student's)
+FROM_STUDENT = "_raised_by_student_code"
+
+
+def _exception_from(info) -> BaseException:
+    """Rebuild the student's exception as a built-in type the tests can catch."""
+    if not (type(info) is dict and type(info.get("type")) is str and type(info.get("message")) is str
+            and type(info.get("mro", [])) is list and len(info.get("mro", [])) <= 100):
+        raise StudentProcessError("the student's process sent a reply the grader refuses "
+                                  "(a reply that is not in the reply format)")
+    info = dict(info, message=info["message"][:2000])
+    if info["type"] == "KeyboardInterrupt":
+        return StudentTimeout("interrupted: the time limit was reached")
+    error = None
+    for name in info.get("mro", []):
+        cls = getattr(builtins, name, None) if type(name) is str else None
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            try:
+                error = cls(info["message"])
+            except TypeError:
+                pass
+            break
+    if error is None:
+        error = RuntimeError(f"{info['type']}: {info['message']}")
+    setattr(error, FROM_STUDENT, True)
+    return error
+
+
+class TransportError(TypeError):
+    """A test tried to send the student's process something that is not plain data or a handle."""
+
+
+class NotPlainData(TypeError):
+    """A test asked one of the student's objects to judge itself (``==``, ``<``, truth).
+
+    Its message is the grader's words only: the assignment's name that gave
+    the object and what kind of object it is.
+    """
+
+
+class Remote:
+    """Something that lives in the student's process: a function, a class, an object.
+
+    Calls, attributes and the questions ordinary tests ask an object (``len``,
+    iteration, ``in``, indexing, ``str``) are carried out in the student's
+    process, on the real object; only plain data comes back, and the grader
+    judges it.  The object never judges itself: ``==``, ``!=``, ``<`` and the
+    like, and its truth, raise :class:`NotPlainData` (a handle equals only
+    itself), so an object whose ``__eq__`` always answers yes earns nothing.
+    """
+
+    __slots__ = ("_process", "_key", "_label", "_generation", "_kind")
+
+    def __init__(self, process: "StudentProcess", key: int, label: str, kind: str = "object"):
+        object.__setattr__(self, "_process", process)
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_generation", process.generation)
+        object.__setattr__(self, "_kind", kind if kind in HANDLE_KINDS else "object")
+
+    def __call__(self, *args, **kwargs):
+        return self._process.request("call", self, args=args, kwargs=kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._process.request("getattr", self, name=name)
+
+    def _apply(self, operation: str, *args):
+        return self._process.request("apply", self, name=operation, args=args)
+
+    def __len__(self):
+        return self._apply("len")
+
+    def __iter__(self):
+        return self._apply("iter")
+
+    def __next__(self):
+        return self._apply("next")
+
+    def __contains__(self, item):
+        return self._apply("contains", item)
+
+    def __getitem__(self, key):
+        return self._apply("getitem", key)
+
+    def __str__(self):
+        return self._apply("str")
+
+    def _same(self, other) -> bool:
+        return (type(other) is Remote and other._process is self._process and other._key == self._key
+                and other._generation == self._generation)
+
+    def _refuse(self, what: str):
+        if self._kind != "object":      # a function, a class, a generator: Python's own identity rules
+            return NotImplemented if what != "whether it is true" else True
+        raise NotPlainData(f"{self._label} gave {HANDLE_KINDS[self._kind]}, not plain data (numbers, strings, "
+                           f"NumPy arrays, lists, tuples, dicts): the grader does not let it decide {what}")
+
+    def __eq__(self, other):
+        return True if self._same(other) else self._refuse("whether it equals something")
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __lt__(self, other):
+        return self._refuse("how it compares")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __bool__(self):
+        return self._refuse("whether it is true")
+
+    def __hash__(self):
+        return hash((id(self._process), self._key, self._generation))
+
+    def __repr__(self):
+        return f"<{self._label} (in the student's process)>"
+
+
+@dataclass
+class StudentProcess:
+    """One sandboxed Python process holding the student's code."""
+
+    workdir: str
+    limits: dict
+    slot: int | None = None
+    forbid: list = field(default_factory=list)    # modules the student's code may not import
+    generation: int = 0
+    history: list = field(default_factory=list)   # cell sources to replay after a restart
+    killers: list = field(default_factory=list)   # cells that killed the process
+    events: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.proc = None
+        self._callbacks: dict[int, object] = {}
+        self.call_deadline = 0.0   # set by the caller before a test cell runs
+        self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
+        self.calls: list | None = None        # while a test runs: its calls of those (mistakes.Call)
+
+    # -- life cycle ---------------------------------------------------------
+
+    def start(self):
+        self.generation += 1
+        argv = [sys.executable, "-I", "-c", CHILD_SOURCE]
+        cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot, forbid=self.forbid)
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(Exception):
+                stream.close()
+        self.proc = None
+
+    def close(self):
+        self.kill()
+
+    def stderr_tail(self) -> str:
+        with contextlib.suppress(Exception):
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 2000))
+            return self._stderr.read().decode(errors="replace")
+        return ""
+
+    def ensure(self, deadline: float):
+        """A live process with every earlier cell replayed (except those that killed it)."""
+        if self.alive():
+            return
+        restarted = self.proc is not None or self.generation > 0
+        self.kill()
+        self.start()
+        if restarted:
+            for source in self.history:
+                self._run(source, deadline)
+
+    # -- wire ---------------------------------------------------------------
+
+    def _write(self, payload: bytes, deadline: float):
+        data = memoryview(struct.pack("<Q", len(payload)) + payload)
+        fd = self.proc.stdin.fileno()
+        while data:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Deadline
+            _, writable, _ = select.select([], [fd], [], remaining)
+            if writable:
+                try:
+                    data = data[os.write(fd, data[:65536]):]
+                except (BrokenPipeError, OSError):
+                    raise StudentProcessError("the student's process stopped reading") from None
+
+    def _read(self, size: int, deadline: float) -> bytearray:
+        """Exactly ``size`` bytes (never more: the next frame stays in the pipe), into one buffer."""
+        fd = self.proc.stdout.fileno()
+        data = bytearray(size)
+        view, filled = memoryview(data), 0
+        while filled < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Deadline
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if readable:
+                count = os.readv(fd, [view[filled:]])
+                if not count:
+                    raise StudentProcessError("the student's process died")
+                filled += count
+        return data
+
+    def _receive(self, deadline: float):
+        (size,) = struct.unpack("<Q", self._read(8, deadline))
+        if size > MAX_FRAME:     # not read at all: the process is killed, the pipe with it
+            raise StudentProcessError(_refused(ReplyError(
+                f"a reply larger than the limit; the limit is {MAX_FRAME} bytes")))
+        try:
+            reply, arrays = unpack(self._read(size, deadline))
+        except ReplyError as error:
+            raise StudentProcessError(_refused(error)) from None
+        if type(reply.get("op")) is not str:
+            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
+        return reply, arrays
+
+    def _value(self, reply: dict, arrays: list, label: str):
+        """The reply's value as plain data and handles; a malformed one is the process's fault."""
+        try:
+            return decode(reply.get("value"), arrays, lambda key, kind: Remote(self, key, label, kind), None)
+        except ReplyError as error:
+            self.kill()
+            raise StudentProcessError(_refused(error)) from None
+
+    def _exchange(self, header: dict, arrays: list, deadline: float):
+        """Send a request, serve callbacks, return the reply; interrupt, then kill, at the deadline."""
+        interrupted = False
+        try:
+            self._write(pack(header, arrays), deadline)
+        except _Deadline:
+            self.kill()
+            raise StudentTimeout("the student's process did not accept a request in time") from None
+        while True:
+            try:
+                reply, reply_arrays = self._receive(deadline)
+            except _Deadline:
+                if interrupted:
+                    self.kill()
+                    raise StudentTimeout("the student's code did not stop after an interrupt; "
+                                         "its process was killed") from None
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, signal.SIGINT)
+                interrupted = True
+                deadline = time.monotonic() + 3
+                continue
+            if reply.get("op") == "callback":
+                self._serve_callback(reply, reply_arrays, deadline)
+                continue
+            if interrupted:
+                raise StudentTimeout("the time limit was reached; the student's code was interrupted")
+            return reply, reply_arrays
+
+    def _serve_callback(self, header, arrays, deadline):
+        function = self._callbacks.get(header.get("id"))
+        try:
+            args = decode(header.get("args"), arrays, self._remote, None)
+            kwargs = decode(header.get("kwargs"), arrays, self._remote, None)
+            if function is None or type(args) is not list or type(kwargs) is not dict:
+                raise ReplyError("a reply that is not in the reply format")
+            value = function(*args, **kwargs)
+            out: list = []
+            reply = {"op": "return", "value": encode(value, out, self._refuse, self._as_callback)}
+        except Exception as error:  # the grader's own function failed: tell the student's side
+            out, reply = [], {"op": "raise", "error": {"type": type(error).__name__, "mro": [],
+                                                       "message": str(error)[:500]}}
+        self._write(pack(reply, out), deadline)
+
+    # -- encoding helpers ---------------------------------------------------
+
+    def _remote(self, key, kind="object"):
+        return Remote(self, key, "an argument your code passed", kind)
+
+    def _as_callback(self, function):
+        if type(function) is Remote:      # the student's own function: it goes back as itself
+            return self._as_reference(function)
+        self._callbacks[id(function)] = function
+        return {"__callback__": id(function)}
+
+    def _as_reference(self, value):
+        if type(value) is Remote:
+            if value._generation != self.generation:
+                raise StudentProcessError("the student's process was restarted; this object is gone")
+            return {"__handle__": value._key}
+        raise TransportError(f"cannot send a {type(value).__name__} to the student's process")
+
+    @staticmethod
+    def _refuse(value):
+        raise TransportError(f"cannot send a {type(value).__name__} to the student's process")
+
+    # -- operations ---------------------------------------------------------
+
+    def _run(self, source: str, deadline: float) -> dict:
+        reply, _ = self._exchange({"op": "run", "source": source}, [], deadline)
+        if reply.get("op") != "done":
+            raise StudentProcessError("unexpected reply from the student's process")
+        return reply
+
+    def run_cell(self, source: str, index: int, timeout: float, deadline: float) -> dict:
+        """Run one of the student's (or the setup) cells; remember it for replays."""
+        cell_deadline = min(deadline, time.monotonic() + timeout)
+        try:
+            self.ensure(deadline)
+            reply = self._run(source, cell_deadline)
+        except StudentTimeout as error:
+            self.events.append((index, f"timeout: {error}"))
+            if not self.alive():
+                self.killers.append(index)
+            return {"ok": False}
+        except StudentProcessError as error:
+            self.events.append((index, f"died: {error}"))
+            self.killers.append(index)
+            self.kill()
+            return {"ok": False}
+        self.history.append(source)
+        return reply
+
+    def request(self, op: str, target: Remote, *, args=(), kwargs=None, name=None):
+        if target._generation != self.generation or not self.alive():
+            raise StudentProcessError("the student's process died earlier in this test")
+        arrays: list = []
+        header = {"op": op, "target": target._key}
+        if op in ("call", "apply"):
+            header["args"] = encode(list(args), arrays, self._as_reference, self._as_callback)
+            header["kwargs"] = encode(dict(kwargs or {}), arrays, self._as_reference, self._as_callback)
+        if op in ("getattr", "apply"):
+            header["name"] = name
+        try:
+            reply, reply_arrays = self._exchange(header, arrays, self.call_deadline)
+        except StudentProcessError:
+            self.kill()
+            raise
+        printed = reply.get("stdout")
+        if type(printed) is str and len(printed) <= MAX_PRINTED:   # for tests that capture it
+            sys.stdout.write(printed)
+        if reply["op"] == "raise":
+            raise _exception_from(reply.get("error"))
+        value = self._value(reply, reply_arrays, target._label)
+        if op == "call":
+            self._record(target, args, kwargs or {}, value)
+        return value
+
+    def _record(self, target: Remote, args, kwargs, value) -> None:
+        """Keep a call of one of the assignment's functions, with plain data only, for a diagnosis."""
+        name = self.functions.get(target._key)
+        if name is None or self.calls is None or len(self.calls) >= mistakes.MAX_CALLS:
+            return
+        budget = [self._recording_budget]
+        if mistakes.plain(args, budget) and mistakes.plain(kwargs, budget) and mistakes.plain(value, budget):
+            self._recording_budget = budget[0]
+            self.calls.append(mistakes.Call(name, copy.deepcopy(tuple(args)), copy.deepcopy(kwargs), value))
+
+    def start_recording(self) -> None:
+        """Record the calls of the assignment's functions from now on (see :meth:`_record`)."""
+        self.calls, self._recording_budget = [], mistakes.MAX_RECORDED_BYTES
+
+    def forget(self, names: list[str], deadline: float):
+        """``del`` in a test: the names go from the student's namespace too, as they would in the notebook."""
+        if self.alive():
+            self._exchange({"op": "delete", "names": list(names)}, [], deadline)
+
+    def assign(self, name: str, value, deadline: float):
+        """``name = value`` in a test, for one of the student's names: the student's code sees ``value``."""
+        if self.alive():
+            arrays: list = []
+            value_data = encode(value, arrays, self._as_reference, self._as_callback)
+            reply, _ = self._exchange({"op": "assign", "name": name, "value": value_data}, arrays, deadline)
+            if reply.get("op") == "raise":
+                raise _exception_from(reply.get("error"))
+
+    def describe(self, names: list[str], deadline: float) -> dict:
+        """``{name: Remote | value | missing}`` for the names a test may use."""
+        self.ensure(deadline)
+        reply, arrays = self._exchange({"op": "describe", "names": list(names)}, [], deadline)
+        if reply["op"] == "raise":
+            raise _exception_from(reply.get("error"))
+        described = {}
+        for name in names:      # each value labelled with its name, the grader's word for it
+            values = self._value(reply, arrays, name)
+            if type(values) is not dict:
+                raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
+            if name in values:
+                described[name] = values[name]
+        self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
+        return described
+
