@@ -9,6 +9,10 @@ import importlib, importlib.util, subprocess, sys, tempfile
 
 
 class CourseNotInstalled(Exception):
+    def __init__(self, sentence, pip_errors):
+        super().__init__(sentence)
+        self.pip_errors = pip_errors   # what pip wrote to its standard error, kept for a closer look
+
     def _render_traceback_(self):   # what Jupyter shows instead of a traceback
         return [str(self)]
 
