@@ -1,11 +1,11 @@
-"""Generate the student notebooks in ``exercises/`` from the sources in ``solutions/``.
+"""Generate the student notebooks in ``book/exercises/`` from the sources in ``solutions/``.
 
     python -m course_authoring.exercises         # rewrite every student notebook (then commit them)
     python -m course_authoring.exercises a2_dot_product   # only that one
 
 This is ``nbgrader generate_assignment`` for every assignment, run in a scratch
 course directory so that no gradebook is touched; ``tests/course_authoring/test_exercises.py``
-runs the same function and fails when ``exercises/`` is out of date.
+runs the same function and fails when ``book/exercises/`` is out of date.
 """
 
 from __future__ import annotations

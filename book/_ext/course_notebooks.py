@@ -9,6 +9,12 @@ with its MyST Markdown converted to what a notebook renders
 (:mod:`notebook_markdown`: the glued numbers, links and numbers of the site),
 and below every code cell that draws a numbered figure, that figure's number
 and caption (which the site keeps in the cell's metadata).
+Before its first code cell, every chapter's notebook gets the install cell
+(``install_cell.py``, here): where the course package is missing (Colab, Binder,
+a fresh environment) it installs the package from the repository at the commit
+the notebook was built from (:func:`built_from`), showing pip's progress, and,
+offline, stops with one sentence saying what to do.  The chapters' sources do
+not carry it: in the repository the package is installed.
 The student notebooks of the exercises (``book/exercises/**/*.ipynb``) are copied
 there unchanged.
 
@@ -26,10 +32,14 @@ Markdown unconverted: the conversion needs the numbers and anchors of a build)::
 from __future__ import annotations
 
 import hashlib
+import re
+import subprocess
 import sys
 from pathlib import Path
 
 BOOK = Path(__file__).resolve().parents[1]
+#: the first code cell of every chapter's notebook, as a template (REPOSITORY and VERSION filled in)
+INSTALL_TEMPLATE = Path(__file__).resolve().with_name("install_cell.py")
 
 # Student notebooks published as they are (nbgrader metadata must survive).
 EXTRA_NOTEBOOKS = ("exercises/**/*.ipynb",)
@@ -75,12 +85,53 @@ def notebook_docnames(root: Path = BOOK) -> list[str]:
     return [d for d in toc_docnames(root) if read_notebook(source_path(d, root)) is not None]
 
 
-def clean_notebook(path: Path, references=None, docname: str | None = None) -> str:
+def repository(root: Path = BOOK) -> tuple[str, str]:
+    """The repository's URL and branch, as ``_config.yml`` names them."""
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text())["repository"]
+    return config["url"].rstrip("/"), config.get("branch", "main")
+
+
+def built_from(root: Path = BOOK) -> str:
+    """The version a notebook built from ``root`` installs: the commit checked out there.
+
+    Outside a git checkout (a source archive) there is none, and the notebooks
+    install the repository's branch.
+    """
+    try:
+        found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                               text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return repository(root)[1]
+    return found.stdout.strip()
+
+
+def install_cell(repository_url: str, version: str) -> str:
+    """The install cell's source, installing ``version`` (a commit, tag or branch) of the repository."""
+    source = INSTALL_TEMPLATE.read_text()
+    for name, value in (("REPOSITORY", repository_url), ("VERSION", version)):
+        pattern = re.compile(rf'^{name} = "[^"\n]*"', re.MULTILINE)
+        source, count = pattern.subn(lambda _: f'{name} = "{value}"', source)
+        if count != 1:
+            raise ValueError(f"{INSTALL_TEMPLATE.name}: expected one line `{name} = \"...\"`")
+    return source.rstrip("\n")
+
+
+def pinned_version(cell_source: str) -> str:
+    """The version an install cell installs (its ``VERSION = "..."`` line)."""
+    return re.search(r'^VERSION = "([^"\n]*)"', cell_source, re.MULTILINE).group(1)
+
+
+def clean_notebook(path: Path, references=None, docname: str | None = None,
+                   install: str | None = None) -> str:
     """The page as ``.ipynb`` text: no outputs, stable cell ids, no jupytext pairing.
 
     With ``references`` (a :class:`notebook_markdown.References`), the Markdown
     cells are converted from MyST to what a notebook renders, and a first cell
-    says where the page comes from and whose numbers the text shows.
+    says where the page comes from and whose numbers the text shows.  With
+    ``install`` (see :func:`install_cell`), that code cell comes before the
+    page's first code cell.
     """
     import jupytext
     import nbformat
@@ -110,6 +161,10 @@ def clean_notebook(path: Path, references=None, docname: str | None = None) -> s
                         "it, yours may differ slightly (the book's [status page]"
                         f"({references.url('status.html')}) says what varies).")
         notebook.cells.insert(0, nbformat.v4.new_markdown_cell("*" + " ".join(note) + "*"))
+    if install is not None:
+        first_code = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"),
+                          len(notebook.cells))
+        notebook.cells.insert(first_code, nbformat.v4.new_code_cell(install))
     for index, cell in enumerate(notebook.cells):
         # jupytext draws random ids; stable ones keep rebuilds byte-identical.
         digest = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()[:8]
@@ -126,19 +181,23 @@ def _write_if_changed(target: Path, data: bytes) -> None:
     target.write_bytes(data)
 
 
-def write_notebooks(outdir: Path, root: Path = BOOK, references=None) -> list[Path]:
+def write_notebooks(outdir: Path, root: Path = BOOK, references=None,
+                    version: str | None = None) -> list[Path]:
     """Write every notebook page and exercise notebook under ``outdir``; return the paths.
 
     ``references(docname)``, if given, returns the page's
     :class:`notebook_markdown.References`: the chapters' MyST Markdown is then
     converted (the exercise notebooks are plain Markdown, copied byte for byte).
+    The chapters' install cells install ``version`` (default: :func:`built_from`).
     """
+    install = install_cell(repository(root)[0], version or built_from(root))
     written = []
     for docname in notebook_docnames(root):
         target = outdir / f"{docname}.ipynb"
         path = source_path(docname, root)
         page_references = references(docname) if references and path.suffix == ".md" else None
-        _write_if_changed(target, clean_notebook(path, page_references, docname).encode())
+        page_install = install if path.suffix == ".md" else None
+        _write_if_changed(target, clean_notebook(path, page_references, docname, page_install).encode())
         written.append(target)
     for pattern in EXTRA_NOTEBOOKS:
         for path in sorted(root.glob(pattern)):

@@ -5,7 +5,9 @@
    of every chapter (and copies the exercise notebooks) into
    ``_build/html/notebooks/``, its Markdown converted from MyST to what a
    notebook renders (``notebook_markdown``), with the numbers, anchors and
-   glued values of this build (``site_references``).  The page's ``.ipynb`` download button points
+   glued values of this build (``site_references``), each chapter's first code
+   cell installing the course at the commit the site was built from
+   (``course_notebooks.install_cell``).  The page's ``.ipynb`` download button points
    there.  Colab and Binder can only open notebooks that live in the GitHub
    repository, so their buttons point at the same paths on the branch
    ``course_notebooks_branch``, which the deploy workflow publishes: the
@@ -167,7 +169,8 @@ def write_site_notebooks(app: Sphinx, exception) -> None:
     except notebook_markdown.UnresolvedReference as error:
         LOGGER.warning(f"[course] a published notebook would show MyST: {error}")
         return
-    LOGGER.info(f"[course] {len(written)} notebooks in {outdir}")
+    LOGGER.info(f"[course] {len(written)} notebooks in {outdir}, installing the course at "
+                f"{course_notebooks.built_from(Path(app.srcdir))}")
 
 
 def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree):

