@@ -59,7 +59,7 @@ from pathlib import Path
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
-from . import student_process
+from . import instructor_code, student_process
 from .cells import HIDDEN_NOT_RUN, fail, grade_id, is_test
 
 SECRET_FILE = ".hidden-tests-secret"
@@ -290,15 +290,21 @@ def source_notebook(config, assignment: str, notebook: str) -> Path:
 
 
 def grader_names(config, assignment: str, notebook: str, student: str):
-    """``cell -> {"reference": ..., "grading_rng": ...}``: the names a hidden test gets from the grader."""
+    """``cell -> {"reference": ..., "grading_rng": ...}``: the names a hidden test gets from the grader.
+
+    The reference solution is built only for a test that uses it (a course
+    whose tests never say ``reference`` never runs its source notebook here).
+    """
     from nbgrader.coursedir import CourseDirectory
 
-    reference = reference_solution(source_notebook(config, assignment, notebook))
+    source = source_notebook(config, assignment, notebook)
     secret = HiddenTests(config=config).course_secret(CourseDirectory(config=config).root)
 
     def names_for(cell) -> dict:
-        return {"reference": reference,
-                "grading_rng": rng_factory(secret, assignment, notebook, cell.label, student)}
+        names = {"grading_rng": rng_factory(secret, assignment, notebook, cell.label, student)}
+        if "reference" in instructor_code.names_used(cell.source):
+            names["reference"] = reference_solution(source)
+        return names
 
     return names_for
 
@@ -350,11 +356,17 @@ def rng_factory(secret: str, *context: str):
 _REFERENCES: dict = {}
 
 
+class ReferenceUnavailable(RuntimeError):
+    """The reference solution could not be built: the grader's problem, never the student's."""
+
+
 def reference_solution(source: Path):
     """The source notebook's setup and solution cells, run once per process: a namespace.
 
     Test cells (nbgrader grade cells that are not solution cells) are left
-    out; so is whatever the cells print.
+    out; so is whatever the cells print.  A notebook that cannot be run here
+    gives a reference whose every use raises :class:`ReferenceUnavailable`,
+    saying why: the tests that use it cannot be re-checked, and say so.
     """
     import nbformat
 
@@ -365,26 +377,49 @@ def reference_solution(source: Path):
     stat = source.stat()
     key = (str(source.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _REFERENCES:
-        namespace = run_solution(nbformat.read(source, as_version=4), "reference")
-        _REFERENCES[key] = types.SimpleNamespace(
-            **{name: value for name, value in namespace.items() if not name.startswith("_")})
+        try:
+            namespace = run_solution(nbformat.read(source, as_version=4), "reference", source.parent)
+        except Exception as error:  # noqa: BLE001 - the instructor's notebook: say why, grade on
+            _REFERENCES[key] = _Missing(f"the reference solution (the source notebook {source.name}) "
+                                        f"could not be run in the grader: {type(error).__name__}: {error}")
+        else:
+            _REFERENCES[key] = types.SimpleNamespace(
+                **{name: value for name, value in namespace.items() if not name.startswith("_")})
     return _REFERENCES[key]
 
 
-def run_solution(nb, label: str) -> dict:
+def run_solution(nb, label: str, folder=None) -> dict:
     """What a notebook's setup and solution cells define, run here (test cells and output left out).
 
     Used for the reference solution and for the catalogued wrong answers
-    (:mod:`course_grader.mistakes`): both are the instructor's code.
+    (:mod:`course_grader.mistakes`): both are the instructor's code, run as
+    the notebook would run it (:mod:`course_grader.instructor_code`: IPython's
+    syntax, the modules in the assignment's ``folder``).
     """
-    namespace: dict = {"__name__": label}
-    with contextlib.redirect_stdout(io.StringIO()):
+    namespace = instructor_code.namespace(label)
+    with contextlib.redirect_stdout(io.StringIO()), instructor_code.importable_from(folder), \
+            _working_directory(folder):
         for cell in nb.cells:
             info = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
                 continue
-            exec(compile(cell.source, f"<{label}: {info.get('grade_id', 'cell')}>", "exec"), namespace)
+            exec(compile(instructor_code.python_source(cell.source), f"<{label}: {info.get('grade_id', 'cell')}>",
+                         "exec"), namespace)
     return namespace
+
+
+@contextlib.contextmanager
+def _working_directory(folder):
+    """In ``folder`` (the notebook's own, where it reads its files), if there is one."""
+    if folder is None:
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
 
 
 class _Missing:
@@ -394,4 +429,4 @@ class _Missing:
         self._why = why
 
     def __getattr__(self, name):
-        raise RuntimeError(self._why)
+        raise ReferenceUnavailable(self._why)

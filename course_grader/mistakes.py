@@ -91,8 +91,9 @@ class Diagnoser:
         import nbformat
 
         nb = nbformat.read(source_notebook, as_version=4)
-        self.reference = hidden_tests.run_solution(nb, "reference")
-        self.variants = [(m, hidden_tests.run_solution(apply_edits(nb, m.edits), f"mistake {m.name}"))
+        folder = Path(source_notebook).parent
+        self.reference = hidden_tests.run_solution(nb, "reference", folder)
+        self.variants = [(m, hidden_tests.run_solution(apply_edits(nb, m.edits), f"mistake {m.name}", folder))
                          for m in mistakes]
 
     def diagnose(self, calls: list[Call]) -> list[Mistake]:

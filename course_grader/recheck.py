@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 import io
 import os
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
 
+from . import instructor_code, mistakes
 from . import limits as default_limits
-from . import mistakes
-from .hidden_tests import hidden_failure_message
+from .hidden_tests import ReferenceUnavailable, hidden_failure_message
 from .student_process import StudentProcess, StudentProcessError, StudentTimeout, TransportError
 
 
@@ -47,6 +49,12 @@ class Cell:
     source: str
     label: str = ""
     hidden: tuple = ()  # (first, last) line numbers of its hidden-test regions (hidden_tests.withhold)
+
+    def visible_source(self) -> str:
+        """The source without its hidden regions: what the student's kernel ran of this cell."""
+        hidden = {number for first, last in self.hidden for number in range(first, last + 1)}
+        return "\n".join(line for number, line in enumerate(self.source.split("\n"), start=1)
+                         if number not in hidden)
 
 
 @dataclass
@@ -65,14 +73,22 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
           limits: dict | None = None, slot: int | None = None,
           cell_timeout: float = default_limits.CELL_SECONDS,
           notebook_timeout: float = default_limits.NOTEBOOK_SECONDS, forbid=(),
-          grader_names=None, diagnoser: "mistakes.Diagnoser | None" = None) -> Verdicts:
+          grader_names=None, diagnoser: "mistakes.Diagnoser | None" = None,
+          given_imports: dict | None = None, source_folder=None) -> Verdicts:
     """Re-run ``cells``: setup cells on both sides, student cells in the sandbox, tests here.
 
     Only the test cells in ``tests_to_check`` are run (the others have already
     failed in the notebook, and a clean re-run can only take points away).
+    A test gets the setup cells' names, the student's values of ``api_names``
+    (stand-ins in the student's process), the names the instructor's
+    solution and given cells import (``given_imports``, ``{name: (module,
+    attribute)}``: imported here, so that a test's ``np`` is never the
+    student's), and, if it reads them, IPython's ``In``, ``Out`` and ``_``
+    from the student's shell, which numbers the cells as the notebook did.
     ``grader_names(cell)``, if given, returns names a test cell gets from the
     grader (``reference``, ``grading_rng``: :mod:`course_grader.hidden_tests`);
-    they are set after the student's, so no student name can shadow them.
+    they are set last, so no student name can shadow them.  The instructor's
+    modules in ``source_folder`` can be imported by setup and test cells.
     With a ``diagnoser`` (:mod:`course_grader.mistakes`), a failed hidden test's
     calls of the student's functions are compared with the catalogued mistakes,
     and the one they match is named in the failure's message.
@@ -82,7 +98,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     limits = dict(limits or {})
     limits.setdefault("wall_seconds", int(notebook_timeout) + default_limits.RECHECK_WALL_SLACK_SECONDS)
     process = StudentProcess(workdir, limits, slot, list(forbid))
-    namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+    namespace: dict = dict(instructor_code.namespace("__main__"), __builtins__=builtins)
     failures: dict[int, str] = {}
     hidden_failures: set[int] = set()
     out_of_time: set[int] = set()
@@ -90,10 +106,12 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     diagnoses: dict[int, list[str]] = {}
     last_test = max(tests_to_check, default=-1)
     sources = {f"<setup cell {c.label}>": c.source for c in cells if c.kind == "setup"}
+    imported: dict | None = None
     quiet = io.StringIO()
     try:
         with _working_directory(workdir), contextlib.redirect_stdout(quiet), \
-                contextlib.redirect_stderr(quiet), warnings.catch_warnings():
+                contextlib.redirect_stderr(quiet), warnings.catch_warnings(), \
+                instructor_code.importable_from(source_folder):
             warnings.simplefilter("ignore")
             for cell in cells:
                 if cell.index > last_test:
@@ -102,34 +120,43 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                 if cell.kind in ("setup", "student"):
                     if cell.kind == "setup":
                         with contextlib.suppress(Exception):
-                            exec(compile(cell.source, f"<setup cell {cell.label}>", "exec"), namespace)
+                            exec(compile(instructor_code.python_source(cell.source), f"<setup cell {cell.label}>",
+                                         "exec"), namespace)
                     if remaining <= 0:
                         continue
                     process.run_cell(cell.source, cell.index, min(cell_timeout, remaining), deadline)
                     continue
+                if remaining > 0:
+                    with contextlib.suppress(StudentProcessError):   # numbered as in the notebook
+                        process.advance(cell.visible_source(), min(deadline, time.monotonic() + cell_timeout))
                 if cell.index not in tests_to_check:
                     continue
                 if remaining <= 0:
                     failures[cell.index] = "the budget was spent before this test could run"
                     out_of_time.add(cell.index)
                     continue
+                if imported is None:
+                    imported = _import_given(given_imports or {})
                 filename = f"<test cell {cell.label}>"
                 try:
                     cell_deadline = min(deadline, time.monotonic() + cell_timeout)
-                    defined = process.describe(api_names, cell_deadline)
-                    for name in api_names:   # the student's answers, and nothing else of theirs
+                    wanted = list(api_names) + sorted(ipython_names(cell.source) - set(api_names))
+                    defined = process.describe(wanted, cell_deadline)
+                    for name in wanted:   # the student's answers, and nothing else of theirs
                         if name in defined:
                             namespace[name] = defined[name]
                         else:
                             namespace.pop(name, None)
+                    namespace.update(imported)
                     if grader_names is not None:
                         namespace.update(grader_names(cell))
                     process.call_deadline = cell_deadline
                     names = _TestNames(namespace, set(api_names), process, cell_deadline)
                     process.start_recording()
-                    exec(compile(cell.source, filename, "exec"), namespace, names)
+                    exec(compile(instructor_code.python_source(cell.source), filename, "exec"), namespace, names)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
-                    if isinstance(error, TransportError):   # the test itself, not the student, is the limit
+                    if isinstance(error, (TransportError, ReferenceUnavailable)):
+                        # the grader, not the student, is the limit
                         unverifiable[cell.index] = str(error)
                     elif isinstance(error, StudentTimeout) and time.monotonic() >= deadline - 1:
                         out_of_time.add(cell.index)
@@ -151,6 +178,25 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
         process.close()
     return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time,
                     unverifiable, diagnoses)
+
+
+#: IPython's names for a shell's history (``_3``, ``_i3`` too): a test that reads one gets the student's shell's
+IPYTHON_NAMES = re.compile(r"In|Out|_{1,3}|_i{1,3}|_ih|_oh|_dh|_\d+|_i\d+")
+
+
+def ipython_names(source: str) -> set[str]:
+    """The IPython history names a test cell reads (:data:`IPYTHON_NAMES`)."""
+    return {name for name in instructor_code.names_used(source) if IPYTHON_NAMES.fullmatch(name)}
+
+
+def _import_given(given_imports: dict) -> dict:
+    """The instructor's imports, done here: ``{name: module or attribute}`` (one that fails is left out)."""
+    imported = {}
+    for name, (module, attribute) in given_imports.items():
+        with contextlib.suppress(Exception):
+            value = importlib.import_module(module)
+            imported[name] = getattr(value, attribute) if attribute else value
+    return imported
 
 
 def _diagnose(diagnoser, calls) -> list:

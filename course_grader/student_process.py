@@ -438,6 +438,11 @@ class StudentProcess:
         """Record the calls of the assignment's functions from now on (see :meth:`_record`)."""
         self.calls, self._recording_budget = [], mistakes.MAX_RECORDED_BYTES
 
+    def advance(self, source: str, deadline: float):
+        """A test cell's turn: the student's shell numbers it and keeps its (visible) source in ``In``."""
+        if self.alive():
+            self._exchange({"op": "advance", "source": source}, [], deadline)
+
     def forget(self, names: list[str], deadline: float):
         """``del`` in a test: the names go from the student's namespace too, as they would in the notebook."""
         if self.alive():

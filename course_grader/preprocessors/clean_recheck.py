@@ -20,7 +20,6 @@ containing (:data:`TAMPERING_PATTERNS`), which flags the submission (no points c
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from time import monotonic
@@ -31,7 +30,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import List, default
 
-from .. import hidden_tests, mistakes, recheck, sandbox
+from .. import hidden_tests, instructor_code, mistakes, recheck, sandbox
 from ..cells import CLEAN_RERUN_FAILED, HIDDEN_FAILED, TIME_LIMIT, fail, grade_id, is_test
 from ..report import Diagnosis, GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
@@ -68,13 +67,13 @@ class CleanRecheck(NbGraderPreprocessor):
         report = GradingReport.of(resources)
         self.limits = GradingLimits(parent=self)
         names = resources["nbgrader"]
-        cells, api = self._cells_and_api(nb, names)
+        cells, api, imports = self._cells_and_api(nb, names)
         self._flag_tampering(cells, report)
         passed = {c.index for c in cells if c.kind == "test" and not utils.has_failed(nb.cells[c.index])}
         if passed:
             budget = resources.get(DEADLINE, monotonic() + self.limits.notebook_timeout) - monotonic()
             workdir = resources.get("metadata", {}).get("path") or os.getcwd()
-            verdicts = self._rerun(cells, api, workdir, passed, names, max(0.0, budget))
+            verdicts = self._rerun(cells, api, imports, workdir, passed, names, max(0.0, budget))
             self._record(nb, cells, verdicts, report)
         # Every withheld hidden test has now run here, or its cell failed in the notebook already.
         report.hidden_pending = []
@@ -83,12 +82,16 @@ class CleanRecheck(NbGraderPreprocessor):
     # -- what runs where ------------------------------------------------------
 
     def _cells_and_api(self, nb, names: dict):
-        """The notebook's cells as the re-check sees them, and the assignment's names (its API).
+        """The notebook's cells as the re-check sees them, and what a test gets of the assignment's names.
 
-        The API is what the instructor's solution cells define.  The gradebook
-        keeps the released version of those cells, which for a whole-cell
-        solution (no BEGIN SOLUTION markers) is only ``raise
-        NotImplementedError()``; the source notebook has the real ones.
+        The assignment's names are what the instructor's solution cells and
+        given cells (ordinary cells, without nbgrader metadata) define: the
+        student's values of those reach the tests.  What those cells import
+        is imported by the grader itself (a test's ``np`` is never the
+        student's).  The gradebook keeps the released version of the
+        solution cells, which for a whole-cell solution (no BEGIN SOLUTION
+        markers) is only ``raise NotImplementedError()``; the source notebook
+        has the real ones, and the given cells, which the gradebook does not keep.
         """
         with Gradebook(names["db_url"]) as gb:
             source_nb = gb.find_notebook(names["notebook"], names["assignment"])
@@ -97,9 +100,11 @@ class CleanRecheck(NbGraderPreprocessor):
             solutions = [sources[c.name].source for c in source_nb.solution_cells
                          if c.name in sources and sources[c.name].cell_type == "code"]
             cells = classify(nb, sources, tests, hidden_tests.delimiters(self.config))
-        api = sorted(defined_names(solutions + self._source_solutions(names)))
-        return cells, api
-
+        solutions_here, given = self._source_code_cells(names)
+        setup = set().union(*(set().union(*instructor_code.top_level_names(c.source)) for c in cells
+                              if c.kind == "setup"))
+        api, imports = assignment_names(solutions + solutions_here, given, setup)
+        return cells, api, imports
     def _flag_tampering(self, cells, report: GradingReport) -> None:
         student_code = "\n".join(c.source for c in cells if c.kind == "student")
         for pattern, reason in self.patterns:
@@ -107,16 +112,18 @@ class CleanRecheck(NbGraderPreprocessor):
             if match:
                 report.flag(f"the code {reason} ({match.group(0).strip()!r})")
 
-    def _rerun(self, cells, api, workdir, passed, names: dict, budget: float) -> recheck.Verdicts:
+    def _rerun(self, cells, api, imports, workdir, passed, names: dict, budget: float) -> recheck.Verdicts:
         slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
         hidden = any(c.hidden for c in cells)
+        source = hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"])
         return recheck.rerun(
             cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
             slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
             notebook_timeout=budget, forbid=GradingPolicy(parent=self).forbidden(names["assignment"]),
             grader_names=hidden_tests.grader_names(self.config, names["assignment"], names["notebook"],
                                                    names.get("student", "")) if hidden else None,
-            diagnoser=self._diagnoser(names) if hidden else None)
+            diagnoser=self._diagnoser(names) if hidden else None,
+            given_imports=imports, source_folder=source.parent)
 
     # -- what it found --------------------------------------------------------
 
@@ -152,15 +159,18 @@ class CleanRecheck(NbGraderPreprocessor):
 
     # -- the instructor's files -----------------------------------------------
 
-    def _source_solutions(self, names: dict) -> list[str]:
-        """The source notebook's solution cells (the instructor's code), if it can be read."""
+    def _source_code_cells(self, names: dict) -> tuple[list[str], list[str]]:
+        """The source notebook's solution cells and given cells (the instructor's code), if it can be read."""
         try:
             nb = nbformat.read(hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"]),
                                as_version=4)
         except (OSError, ValueError):
-            return []
-        return [cell.source for cell in nb.cells
-                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+            return [], []
+        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        roles = [cell.metadata.get("nbgrader", {}) for cell in code]
+        return ([cell.source for cell, info in zip(code, roles) if info.get("solution")],
+                [cell.source for cell, info in zip(code, roles)
+                 if not any(info.get(role) for role in ("solution", "grade", "locked", "task"))])
 
     def _diagnoser(self, names: dict):
         """The assignment's catalogue of mistakes (:mod:`course_grader.mistakes`), or None if it has none.
@@ -207,19 +217,24 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
     return cells
 
 
-def defined_names(sources) -> set[str]:
-    """Top-level names the instructor's solution cells define: the assignment's API."""
-    names = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return {n for n in names if not n.startswith("__")}
+def assignment_names(solutions, given=(), setup=frozenset()) -> tuple[list[str], dict]:
+    """``(names, imports)`` of the instructor's solution cells and given cells (ordinary cells).
+
+    ``names``: what they define at top level (functions, classes,
+    assignments), whose student's values a test gets; ``imports``: ``{name:
+    (module, attribute)}`` of what they import, which the grader imports
+    itself.  A name both defined and imported is the student's; a name a
+    given cell shares with a setup cell (``setup``: names the setup cells
+    define, which run in the grader too) stays the setup cell's.
+    """
+    defined: set[str] = set()
+    imports: dict = {}
+    for source in solutions:
+        cell_defined, cell_imports = instructor_code.top_level_names(source)
+        defined |= cell_defined
+        imports.update(cell_imports)
+    for source in given:
+        cell_defined, cell_imports = instructor_code.top_level_names(source)
+        defined |= cell_defined - set(setup)
+        imports.update({k: v for k, v in cell_imports.items() if k not in setup})
+    return sorted(defined), {name: where for name, where in imports.items() if name not in defined}

@@ -180,3 +180,47 @@ def test_a_test_the_re_check_cannot_reproduce_leaves_the_notebook_result_standin
     test = "import pandas as pd\nframe = pd.DataFrame({'a': [1]})\nassert same(frame, frame)"
     failures, result = verdicts([code], [test], ["same"], tmp_path)
     assert failures == [None] and "cannot send a DataFrame" in result.unverifiable[100]
+
+
+# -- what an honest notebook of any nbgrader course relies on (issue 37) ----------------------------
+
+def test_a_tests_imports_are_the_graders_own_never_the_students(tmp_path):
+    code = "import numpy as np\nnp.allclose = lambda *a, **k: True\ndef double(x):\n    return 3 * x"
+    test = "assert np.allclose(double(np.ones(2)), 2 * np.ones(2)), 'double doubles'"
+    cells = [Cell(0, "student", code), Cell(1, "test", test, "t")]
+    # `np` comes from the instructor's solution cell's import, done by the grader
+    result = rerun(cells, ["double"], str(tmp_path), {1}, cell_timeout=10, notebook_timeout=60,
+                   given_imports={"np": ("numpy", None)})
+    assert "double doubles" in result.failures[1]
+    honest = [Cell(0, "student", "import numpy as np\ndef double(x):\n    return 2 * x"), cells[1]]
+    assert rerun(honest, ["double"], str(tmp_path), {1}, cell_timeout=10, notebook_timeout=60,
+                 given_imports={"np": ("numpy", None)}).failures == {}
+
+
+def test_a_module_in_the_submission_folder_can_be_imported_by_the_students_code(tmp_path):
+    (tmp_path / "my_helpers.py").write_text("def triple(x):\n    return 3 * x\n")
+    failures, _ = verdicts(["from my_helpers import triple\ndef f(x):\n    return triple(x) + 1"],
+                           ["assert f(2) == 7"], ["f"], tmp_path)
+    assert failures == [None]
+
+
+def test_the_instructors_modules_can_be_imported_by_setup_and_test_cells(tmp_path):
+    source, work = tmp_path / "source", tmp_path / "work"
+    source.mkdir(), work.mkdir()
+    (source / "grading_helpers_for_test.py").write_text("def expect_square(f):\n    assert f(3) == 9, 'squares'\n")
+    (work / "grading_helpers_for_test.py").write_text("def expect_square(f):\n    pass\n")   # the student's copy
+    cells = [Cell(0, "setup", "from grading_helpers_for_test import expect_square"),
+             Cell(1, "student", "def square(x):\n    return x + x"),
+             Cell(2, "test", "expect_square(square)", "t")]
+    result = rerun(cells, ["square"], str(work), {2}, cell_timeout=10, notebook_timeout=60, source_folder=source)
+    assert "squares" in result.failures[2]            # the instructor's helper judged, not the student's
+
+
+def test_tests_that_read_ipythons_history_see_the_notebooks_numbering(tmp_path):
+    cells = [Cell(0, "setup", "import numpy as np"),
+             Cell(1, "student", "%matplotlib inline\nvalue = 41\nvalue + 1"),
+             Cell(2, "test", "assert Out[2] == 42 and _ == 42, 'the answer'\nassert 'value = 41' in In[2]", "t"),
+             Cell(3, "student", "print('extra cell')"),
+             Cell(4, "test", "assert len(In) == 6 and In[5].startswith('assert len(In)')", "u")]
+    result = rerun(cells, [], str(tmp_path), {2, 4}, cell_timeout=10, notebook_timeout=60)
+    assert result.failures == {}

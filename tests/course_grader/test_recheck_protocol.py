@@ -1,5 +1,6 @@
 """The re-check's wire format: plain data only, every size bounded before anything is built."""
 
+import contextlib
 import collections
 import json
 import struct
@@ -182,3 +183,18 @@ def test_structure_limits_count_what_json_would_build():
         check_structure(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
     with pytest.raises(ReplyError, match="values"):
         check_structure(b"[" + b"[]," * 300_000 + b"[]]")
+
+
+@pytest.mark.parametrize("head", [b" " * (MAX_HEADER - 16),                       # a header of blanks
+                                  b"[" + b'"",' * (MAX_HEADER // 3 - 1) + b"1]"])  # of empty strings
+def test_checking_a_headers_structure_costs_a_few_times_its_bytes(head):
+    # Found by benchmarks/grader_memory.py: a regular expression's list of pieces, one per byte or
+    # per string, cost the grader 240-357 MiB for a 4 MiB header.
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(ReplyError):
+            check_structure(head)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MAX_HEADER, peak

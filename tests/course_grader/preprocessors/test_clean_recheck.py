@@ -10,7 +10,7 @@ from conftest import SETUP, SOLUTION, TEST, released
 from course_grader import cells
 from course_grader.hidden_tests import Delimiters, delimiters
 from course_grader.preprocessors import TAMPERING_PATTERNS, CleanRecheck
-from course_grader.preprocessors.clean_recheck import classify, defined_names
+from course_grader.preprocessors.clean_recheck import assignment_names, classify
 from course_grader.recheck import Verdicts
 from course_grader.report import GradingReport
 
@@ -41,11 +41,15 @@ def test_hidden_regions_are_found_under_the_courses_own_markers():
     assert test.hidden == ()                    # nbgrader's default markers are not this course's
 
 
-def test_the_assignments_names_are_what_the_solution_cells_define_at_top_level():
-    names = defined_names(["def f(x):\n    y = 1\n    return y", "class Model:\n    pass",
-                           "SCALE, (a, b) = 2, (3, 4)\nlimit: int = 3\n__all__ = ['f']",
-                           "if True:\n    hidden = 1", "this is not Python ("])
-    assert names == {"f", "Model", "SCALE", "a", "b", "limit"}
+def test_the_assignments_names_are_what_the_solution_and_given_cells_define_at_top_level():
+    names, imports = assignment_names(
+        ["def f(x):\n    y = 1\n    return y", "class Model:\n    pass",
+         "SCALE, (a, b) = 2, (3, 4)\nlimit: int = 3\n__all__ = ['f']", "import numpy as np\nfrom math import sqrt",
+         "if True:\n    hidden = 1", "this is not Python ("],
+        given=["%matplotlib inline\nimport pandas as pd\ndef load():\n    return [1, 2]\ncheck = None"],
+        setup={"check", "pd"})
+    assert names == ["Model", "SCALE", "a", "b", "f", "limit", "load"]   # not the setup cell's `check`
+    assert imports == {"np": ("numpy", None), "sqrt": ("math", "sqrt")}   # the grader imports these itself
 
 
 @pytest.mark.parametrize("code", [
