@@ -23,18 +23,24 @@ from test_reply_attacks import ARCHIVE_REPLY, FORGER, MALFORMED_REPLIES, SWOLLEN
 MAX_FRAME_BYTES = 64 * 2 ** 20      # course_grader.recheck_protocol.MAX_FRAME, as a student reads it
 MAX_HEADER_BYTES = 4 * 2 ** 20      # ... MAX_HEADER
 
+LARGEST_VALUES = f"return {{i: (1.5,) for i in range(33_000)}}, _np.zeros({MAX_FRAME_BYTES} - 2 * 2 ** 20, _np.uint8)"
+WIDEST_HEADER = ("head = b'{\"op\": \"return\", \"__arrays__\": [], \"value\": 1' + b' ' * "
+                 f"({MAX_HEADER_BYTES} - 64) + b'}}'\n_forge(_struct.pack('<Q', len(head)) + head)")
+
 #: Function bodies (of ``x``, a hidden input) whose reply is at a limit of the format.
 LARGEST_REPLIES = {
     # an array filling the whole frame
     "largest-array": f"return _np.zeros(({MAX_FRAME_BYTES} - 4096) // 8)",
     # as many values as the header may hold, in dicts, and an array filling the rest of the frame
     # (the largest reply of test_recheck_protocol.py)
-    "largest-values": f"return {{i: (1.5,) for i in range(33_000)}}, _np.zeros({MAX_FRAME_BYTES} - 2 * 2 ** 20, _np.uint8)",
+    "largest-values": LARGEST_VALUES,
     # the most values as small dicts: the most Python objects the header builds
     "most-dicts": "return [{str(i): i} for i in range(39_000)]",
     # a header of the largest size, nearly all of it blank between two values
-    "widest-header": "head = b'{\"op\": \"return\", \"__arrays__\": [], \"value\": 1' + b' ' * "
-                     f"({MAX_HEADER_BYTES} - 64) + b'}}'\n_forge(_struct.pack('<Q', len(head)) + head)",
+    "widest-header": WIDEST_HEADER,
+    # the largest values on every other call, held by the test's names while the widest header is read
+    "held-and-widest": "global _calls\n_calls = globals().get('_calls', 0) + 1\nif _calls % 2:\n    "
+                       + LARGEST_VALUES + "\n" + WIDEST_HEADER,
 }
 
 
