@@ -8,7 +8,9 @@ submissions after another for each assignment, and prints, per class, the
 peak resident memory of each worker process on its own: the kernels and
 re-check processes a worker starts are sandboxed and bounded by their own
 address-space limit (``--memory-mb``), so they are not counted
-(``tests/worker_peaks.py`` says how the peak is read).  The classes:
+(``tests/worker_peaks.py`` says how the peak is read).  The peak address
+space of each worker is printed too: it is what a limit on the worker's own
+``RLIMIT_AS`` would have to allow.  The classes:
 
 * ``honest``: the instructor's solution, and every other one with one of the
   assignment's catalogued mistakes in turn (``solutions/<a>/mistakes.py``);
@@ -80,8 +82,8 @@ def replies(assignment: str) -> dict:
     return subs
 
 
-def grade(assignment: str, submissions: dict, scratch: Path, args) -> tuple[list[int], float, int]:
-    """Grade ``submissions`` with the grading command; the workers' peaks (bytes), seconds, exit status."""
+def grade(assignment: str, submissions: dict, scratch: Path, args) -> tuple[WorkerPeaks, float, int]:
+    """Grade ``submissions`` with the grading command; the workers' peaks, seconds, exit status."""
     inbox, course = scratch / "inbox", scratch / "course"
     for student, content in submissions.items():
         path = inbox / f"{student}.ipynb"
@@ -99,7 +101,11 @@ def grade(assignment: str, submissions: dict, scratch: Path, args) -> tuple[list
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
         with WorkerPeaks(process.pid) as peaks:
             status = process.wait()
-    return sorted(peaks.peaks.values(), reverse=True), time.monotonic() - started, status
+    return peaks, time.monotonic() - started, status
+
+
+def mib(values) -> str:
+    return ", ".join(f"{value / MIB:.0f}" for value in sorted(values, reverse=True))
 
 
 def main():
@@ -117,8 +123,8 @@ def main():
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPU cores, {args.workers} workers, limits: cell {args.cell_timeout} s, "
           f"notebook {args.notebook_timeout} s, {args.memory_mb} MiB per submission")
-    print(f"{'assignment':22s} {'class':8s} {'submissions':>11s}  {'peak RSS per worker (MiB)':>26s}  "
-          f"{'seconds':>7s}  {'load':>4s}")
+    print(f"{'assignment':20s} {'class':8s} {'submissions':>11s}  {'peak RSS per worker (MiB)':>25s}  "
+          f"{'address space (MiB)':>19s}  {'seconds':>7s}  {'load':>4s}")
     with tempfile.TemporaryDirectory(prefix="grader-memory-") as scratch:
         scratch = args.keep or Path(scratch)
         for assignment in args.assignments:
@@ -131,8 +137,8 @@ def main():
                     continue
                 peaks, seconds, status = grade(assignment, subs, folder, args)
                 note = "" if status == 0 else f"  (the command exited with {status})"
-                print(f"{assignment:22s} {kind:8s} {len(subs):11d}  "
-                      f"{', '.join(f'{p / MIB:.0f}' for p in peaks):>26s}  {seconds:7.0f}  "
+                print(f"{assignment:20s} {kind:8s} {len(subs):11d}  {mib(peaks.peaks.values()):>25s}  "
+                      f"{mib(peaks.address_peaks.values()):>19s}  {seconds:7.0f}  "
                       f"{os.getloadavg()[0]:4.1f}{note}", flush=True)
 
 

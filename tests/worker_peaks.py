@@ -5,8 +5,8 @@ fresh interpreters from multiprocessing's ``spawn``); each worker starts the
 notebook's kernel and the re-check's student process, which are sandboxed and
 bounded by their own address-space limit.  What is measured here is the
 worker's own process, without its children: the kernel's high-water mark of
-its resident set (``VmHWM`` in ``/proc/<pid>/status``), read every few
-milliseconds while the worker lives.  The kernel keeps that mark itself, so a
+its resident set (``VmHWM`` in ``/proc/<pid>/status``, and ``VmPeak`` for its
+address space), read every few milliseconds while the worker lives.  The kernel keeps that mark itself, so a
 peak between two readings is not missed; only growth in the last interval
 before a worker exits could be, and a worker's last moments are spent idle.
 """
@@ -23,26 +23,30 @@ import psutil
 SPAWNED = "--multiprocessing-fork"
 
 
-def high_water_mark(pid: int) -> int | None:
-    """The peak resident memory of process ``pid`` so far, bytes (``None`` once it is gone)."""
+def high_water_marks(pid: int) -> tuple[int, int] | None:
+    """Process ``pid``'s peak resident memory and peak address space so far, bytes (``None`` once it is gone)."""
+    marks = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024      # the kernel writes kB
+            if line.startswith(("VmHWM:", "VmPeak:")):
+                name, value = line.split(":")
+                marks[name] = int(value.split()[0]) * 1024      # the kernel writes kB
     except (OSError, ValueError, IndexError):
         return None
-    return None
+    return (marks["VmHWM"], marks["VmPeak"]) if len(marks) == 2 else None
 
 
 class WorkerPeaks:
     """Watch the workers that process ``parent`` spawns; :meth:`stop` gives ``{pid: peak bytes}``.
 
-    A worker replaced after a crash is a new process with a peak of its own.
+    ``peaks`` is resident memory, ``address_peaks`` address space (what ``RLIMIT_AS``
+    would limit).  A worker replaced after a crash is a new process with peaks of its own.
     """
 
     def __init__(self, parent: int, interval: float = 0.02):
         self.parent, self.interval = parent, interval
         self.peaks: dict[int, int] = {}
+        self.address_peaks: dict[int, int] = {}
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -80,6 +84,7 @@ class WorkerPeaks:
                 known, rescan = self._workers(), 10
             rescan -= 1
             for pid in known:
-                peak = high_water_mark(pid)
-                if peak is not None:
-                    self.peaks[pid] = max(self.peaks.get(pid, 0), peak)
+                marks = high_water_marks(pid)
+                if marks is not None:
+                    self.peaks[pid] = max(self.peaks.get(pid, 0), marks[0])
+                    self.address_peaks[pid] = max(self.address_peaks.get(pid, 0), marks[1])
