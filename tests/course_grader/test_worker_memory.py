@@ -13,8 +13,8 @@ Two things are checked: every peak is under the stated bound, and each attack
 costs no more than its share of the format's limits above the honest peak,
 so that a reader that opens the reply as an archive (``np.load``: 476 MB for
 the million-entry archive at ab64776) or copies the frame once more fails
-here even where the total would still fit.  Assignment 9 (BLEU): its tests
-hold the most replies at once (``benchmarks/grader_memory.py``).
+here even where the total would still fit.  The assignment is 9 (BLEU), where
+the reply attacks cost a worker most in ``benchmarks/grader_memory.py``.
 """
 
 import os
