@@ -140,7 +140,8 @@ def test_a_hidden_failure_keeps_the_declared_description(tmp_path):
     assert failure == "AssertionError in a hidden test: the answer (…); …: expected shape …, got …", failure
 
 
-@pytest.mark.parametrize("forged", [
+# Malformed replies, as the body of a function of ``x`` (a hidden input) that ``_forge``s one.
+MALFORMED_REPLIES = [
     # an .npy (in the old layout) whose header is text the student chose: numpy's error quotes it
     "h = f'LEAK {x}'.encode().ljust(118) + b'\\n'\n"
     "npy = b'\\x93NUMPY\\x01\\x00' + _struct.pack('<H', len(h)) + h\n"
@@ -154,7 +155,10 @@ def test_a_hidden_failure_keeps_the_declared_description(tmp_path):
     "_forge(_struct.pack('<Q', len(head)) + head)",
     # a frame size that is the input
     "_forge(b'', size=int(x * 10 ** 6))",
-])
+]
+
+
+@pytest.mark.parametrize("forged", MALFORMED_REPLIES)
 def test_a_malformed_reply_is_refused_without_its_text(tmp_path, forged):
     student = "def answer(x):\n" + "\n".join("    " + line for line in forged.split("\n"))
     failure, result = run(student, "check_close(answer(997.1837), [1.0], 'the answer')", ["answer"], tmp_path)
@@ -173,20 +177,23 @@ def _peak(function):
         tracemalloc.stop()
 
 
+# np.load would open this as an .npz (a zip) and build an entry object per member.
+ARCHIVE_REPLY = ("entry = _struct.pack('<4s6H3L5H2L', b'PK\\x01\\x02', 20, 20, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0) + b'a'\n"
+                 "directory = entry * 1_000_000\n"
+                 "npz = b'PK\\x03\\x04' + directory + _struct.pack('<4s4H2LH', b'PK\\x05\\x06', 0, 0, 65535, 65535, len(directory), 4, 0)\n"
+                 "head = b'{\"op\": \"return\", \"value\": {\"__array__\": 0}}'\n"
+                 "_forge(_struct.pack('<QQ', len(head), 1) + head + _struct.pack('<Q', len(npz)) + npz)")
+
+
 def test_an_archive_of_a_million_entries_is_refused_unopened(tmp_path):
-    # np.load would open this as an .npz (a zip) and build an entry object per member.
-    student = ("def answer(x):\n"
-               "    entry = _struct.pack('<4s6H3L5H2L', b'PK\\x01\\x02', 20, 20, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0) + b'a'\n"
-               "    directory = entry * 1_000_000\n"
-               "    npz = b'PK\\x03\\x04' + directory + _struct.pack('<4s4H2LH', b'PK\\x05\\x06', 0, 0, 65535, 65535, len(directory), 4, 0)\n"
-               "    head = b'{\"op\": \"return\", \"value\": {\"__array__\": 0}}'\n"
-               "    _forge(_struct.pack('<QQ', len(head), 1) + head + _struct.pack('<Q', len(npz)) + npz)")
+    student = "def answer(x):\n" + "\n".join("    " + line for line in ARCHIVE_REPLY.split("\n"))
     (failure, _), peak = _peak(lambda: run(student, "answer(1.0)", ["answer"], tmp_path, hidden=False))
     assert failure and "refuses" in failure, failure
     assert peak < 150 * 2 ** 20, peak       # the frame's bytes, never an object per archive member
 
 
-@pytest.mark.parametrize("forged", [
+# Replies swollen past a limit of the format, as the body of a function that ``_forge``s one.
+SWOLLEN_REPLIES = [
     # a huge declared shape with a few bytes
     "head = b'{\"op\": \"return\", \"value\": {\"__array__\": 0}, \"__arrays__\": [[\"<f8\", [100000, 100000]]]}'\n"
     "_forge(_struct.pack('<Q', len(head)) + head + bytes(8))",
@@ -196,7 +203,10 @@ def test_an_archive_of_a_million_entries_is_refused_unopened(tmp_path):
     # a million tiny arrays
     "head = b'{\"op\": \"return\", \"value\": 1, \"__arrays__\": [' + b'[\"|u1\", [1]],' * 1_000_000 + b'[\"|u1\", [1]]]}'\n"
     "_forge(_struct.pack('<Q', len(head)) + head + bytes(1_000_001))",
-])
+]
+
+
+@pytest.mark.parametrize("forged", SWOLLEN_REPLIES)
 def test_a_forged_swollen_reply_is_refused(tmp_path, forged):
     student = "def answer(x):\n" + "\n".join("    " + line for line in forged.split("\n"))
     (failure, _), peak = _peak(lambda: run(student, "answer(1.0)", ["answer"], tmp_path, hidden=False))
@@ -225,9 +235,9 @@ VISIBLE_HYPOTHESES = {"le le le le", "le chat et le chien", "le le le chat", "un
                       "un chat et le chien rouge"}
 
 
-@pytest.fixture(scope="module")
-def bleu_report(tmp_path_factory):
-    from grading_support import edited, graded_batch, solved_notebook
+def bleu_submissions() -> dict:
+    """The solution, and two submissions that attack the re-check's replies on assignment 9 (BLEU)."""
+    from grading_support import edited, solved_notebook
 
     solved = solved_notebook(BLEU)
     # Honest in the notebook and on the visible inputs; in the re-check's process, the hidden inputs
@@ -248,8 +258,14 @@ class _Always(dict):
 def ngram_counts(sentence, n):
     return _Always()
 def _honest_ngram_counts(""")
-    return graded_batch(tmp_path_factory, "reply-attacks", BLEU,
-                        {"solution": solved, "leaker": leaker, "always": always})
+    return {"solution": solved, "leaker": leaker, "always": always}
+
+
+@pytest.fixture(scope="module")
+def bleu_report(tmp_path_factory):
+    from grading_support import graded_batch
+
+    return graded_batch(tmp_path_factory, "reply-attacks", BLEU, bleu_submissions())
 
 
 def test_hidden_inputs_quoted_by_a_test_message_never_reach_the_feedback(bleu_report):
