@@ -21,15 +21,13 @@ from pathlib import Path
 from queue import Empty
 from time import monotonic
 
-import zmq
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.client import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, Unicode
+from traitlets import Unicode
 
 from .. import hidden_tests, sandbox
 from ..cells import KERNEL_DIED, NOT_RUN, TIME_LIMIT, error_output, has_error
@@ -47,24 +45,6 @@ class _Unresponsive(Exception):
     pass
 
 
-class BoundedKernelManager(AsyncKernelManager):
-    """A kernel manager whose clients refuse messages larger than ``max_message_bytes``.
-
-    The student's kernel decides how large its messages are: one print of a
-    10 MB line is one 10 MB message, read whole into the grader before any
-    output limit applies.  ZeroMQ drops a larger message unread (and
-    reconnects), so the grader's memory never depends on it.
-    """
-
-    max_message_bytes = Integer(2 ** 22, help="Largest message the grader reads from a kernel, bytes.").tag(
-        config=True)
-
-    def client(self, **kwargs):
-        kc = super().client(**kwargs)
-        kc.context.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)   # for the sockets it creates
-        return kc
-
-
 class BoundedExecute(Execute):
     """nbgrader's ``Execute``, in the sandbox, with limits that hold for the whole notebook."""
 
@@ -74,7 +54,6 @@ class BoundedExecute(Execute):
              "without any sandbox.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", BoundedKernelManager)   # nbgrader's Execute sets its own
         super().__init__(*args, **kwargs)
         self.limits = GradingLimits(parent=self)
         self.shutdown_kernel = "immediate"   # nothing to flush; do not wait for a polite exit
@@ -83,20 +62,12 @@ class BoundedExecute(Execute):
 
     def create_kernel_manager(self):
         if not self.sandbox_kernel:
-            super().create_kernel_manager()
-            self._bound_messages()
-            return self.km
+            return super().create_kernel_manager()
         self._ipc_dir = tempfile.mkdtemp(prefix="ag-ipc-")
         self.km = self.kernel_manager_class(
             kernel_name=self.sandbox_kernel, transport="ipc", ip=os.path.join(self._ipc_dir, "k"),
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[KERNELS_DIR]), config=self.config)
-        self._bound_messages()
         return self.km
-
-    def _bound_messages(self):
-        # Nothing kept is larger than the notebook's output cap: a message twice that size is a flood.
-        if isinstance(self.km, BoundedKernelManager):
-            self.km.max_message_bytes = max(2 ** 22, 2 * self.limits.max_output_bytes)
 
     async def async_start_new_kernel(self, **kwargs):
         env = dict(os.environ)
