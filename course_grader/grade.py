@@ -66,6 +66,9 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     given_course_dir = course_dir is not None
     started = time.monotonic()
     config = load_config(course_dir, limits, config_file, course)
+    # Strict mode where isolation is impossible stops here, before anything is written: building a
+    # sandbox command is where the sandbox says so (SandboxUnavailable).
+    sandbox.command([sys.executable, "-c", "pass"], os.getcwd())
     # Everything that can be wrong with the command line is checked before anything is written:
     # a mistyped assignment or submissions path creates no course directory and no secret.
     names = assignment_notebooks(config, assignment)

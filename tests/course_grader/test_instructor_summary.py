@@ -165,3 +165,18 @@ def test_a_wrong_assignment_or_folder_writes_nothing(tmp_path, mistake):
         assert stopped.value.code not in (0, None)
         assert _files(tmp_path) == before, mistake
         assert (tmp_path / "courses").exists() == existing
+
+
+# `python -m course_grader --help` answers at once, under its own name.
+
+def test_help_names_the_command_and_imports_nothing_heavy():
+    program = ("import sys\nfrom course_grader import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit:\n"
+               "    pass\nprint('HEAVY', sorted(m for m in ('nbformat', 'nbgrader', 'nbconvert', 'jsonschema', "
+               "'psutil', 'traitlets', 'jupyter_client') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m course_grader ")
+    assert "HEAVY []" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "course_grader", "merge", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m course_grader merge ")
