@@ -20,6 +20,10 @@ EXPLANATION = ("this looks like the scores were divided by d_k instead of its sq
                "one, so every attention weight is too close to uniform; divide by np.sqrt(d_k)") * 2
 
 
+# TeX in a submission that would make a link (MathJax 2's "Safe" extension filtered it in nbgrader's page)
+LINK_IN_MATH = r"$\href{javascript:alert('mathjax')}{see}$"
+
+
 def _meta(**nbgrader):
     return {"nbgrader": {"schema_version": 3, "locked": False, "solution": False, "grade": False,
                          "task": False, **nbgrader}}
@@ -53,7 +57,8 @@ def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("feedback-page")
     nb = _assignment(tmp / "source" / "attn")
     nb.cells[1].source = "def scale(d_k):\n    return d_k"                  # the catalogued mistake
-    nb.cells[4].source = "Without it the softmax saturates as $d_k$ grows."   # awaits a hand grade
+    nb.cells[4].source = ("Without it the softmax saturates as $d_k$ grows. "  # awaits a hand grade
+                          f"{LINK_IN_MATH}")
     (tmp / "inbox" / "ada").mkdir(parents=True)
     nbformat.write(nb, tmp / "inbox" / "ada" / "attn.ipynb")
     report = grade.grade(tmp / "inbox", "attn", tmp / "course", workers=1, limits=LIMITS, quiet=True,
@@ -99,12 +104,13 @@ def test_offline_the_formulas_render_and_the_explanation_wraps(page, width):
     from built_site import CHROMIUM_ARGS, chromium_path
     from playwright.sync_api import sync_playwright
 
-    fetched = []
+    fetched, dialogs = [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
                                              args=CHROMIUM_ARGS)
         try:
             view = browser.new_page(viewport={"width": width, "height": 900})
+            view.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             view.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
                        if not route.request.url.startswith("file:") else route.continue_())
             view.goto(page.as_uri(), wait_until="load")
@@ -115,12 +121,17 @@ def test_offline_the_formulas_render_and_the_explanation_wraps(page, width):
                 return {scroll: pre.scrollWidth, client: pre.clientWidth, right: box.right,
                         page: document.documentElement.scrollWidth};
             }""")
-            view.wait_for_function("document.querySelectorAll('mjx-container').length >= 2", timeout=60_000)
+            view.wait_for_function("document.querySelectorAll('mjx-container').length >= 3", timeout=60_000)
             text = view.inner_text("body")
+            links_in_math = view.evaluate("""() => [...document.querySelectorAll('mjx-container *')].filter(
+                e => e.tagName.toLowerCase() === 'a'
+                     || [...e.attributes].some(a => a.value.toLowerCase().includes('javascript'))).length""")
+            for element in view.query_selector_all("mjx-container"):
+                element.click()
         finally:
             browser.close()
     assert explanation["scroll"] <= explanation["client"] + 1, explanation     # nothing hidden to scroll to
     assert explanation["right"] <= width and explanation["page"] <= width, explanation
-    assert fetched == []
+    assert fetched == [] and dialogs == [] and links_in_math == 0
     assert r"\operatorname" not in text and "$d_k$" not in text
     assert "divide by np.sqrt(d_k)" in text
