@@ -21,10 +21,11 @@ from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
-    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades,
-    IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+    AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, IgnorePattern,
+    LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from course_grader.feedback import SafeLinksExporter, SanitizeSubmission, safe_links_in_every_html_export
+from course_grader.feedback import (
+    FeedbackExporter, FeedbackGrades, SanitizeSubmission, safe_links_in_every_html_export)
 from course_grader.preprocessors import (
     BoundedExecute, CleanRecheck, ForgetUnknownCells, RepairCellMetadata, ScoreWithoutStderr, WriteGradingReport)
 
@@ -55,12 +56,14 @@ c.Autograde.autograde_preprocessors = [
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
+# FeedbackGrades: nbgrader's GetGrades, and which cells still await a hand grade (the page says so)
 c.GenerateFeedback.preprocessors = [
-    GetGrades, ClearHiddenTests, SanitizeSubmission, CSSHTMLHeaderPreprocessor,
+    FeedbackGrades, ClearHiddenTests, SanitizeSubmission, CSSHTMLHeaderPreprocessor,
 ]
 # Markdown's own links and images keep http(s), mailto and relative URLs only: in the feedback,
-# and in every page this process renders (the formgrader's).
-c.GenerateFeedback.exporter_class = SafeLinksExporter
+# and in every page this process renders (the formgrader's).  The feedback page is the course's
+# template (course_grader/templates/course_feedback): MathJax inlined, outputs that wrap.
+c.GenerateFeedback.exporter_class = FeedbackExporter
 safe_links_in_every_html_export()
 # Feedback pages are opened by instructors too: nothing from a submission may run in them.
 c.SanitizeHTML.enabled = True          # nbconvert's preprocessors are off unless enabled

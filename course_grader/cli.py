@@ -6,12 +6,31 @@ import argparse
 import signal
 from pathlib import Path
 
-from . import grade as grading
-from .report import terminal_text
-from .sandbox import SandboxUnavailable
+# Nothing heavy is imported here: nbgrader, nbformat and what they pull in (seconds) only once
+# the arguments are read, so that `--help` and a mistyped option answer at once.
+
+PROG = "python -m course_grader"
+#: The first paragraph of :mod:`course_grader.grade`'s docstring (kept here so that --help imports nothing).
+DESCRIPTION = "Grade a folder or zip of submissions in one command: gradebook, grades CSV, feedback."
+
+
+def score_line(result: dict) -> str:
+    """``score / max`` of every point, and how many of them are still to be graded by hand.
+
+    The same for every student, whatever state their hand-graded cells are in:
+    a blank submission (nbgrader scores unchanged written answers 0 itself),
+    written answers awaiting a grade, or hand grades already entered.
+    """
+    line = f"{result['score']:5.1f} / {result['max_score']:4.1f}  {result['status']}"
+    waiting = result.get("to_grade_by_hand", 0)
+    if waiting:
+        line += f"  ({waiting:g} of the points still to grade by hand)"
+    return line
 
 
 def print_summary(report: dict):
+    from .report import terminal_text
+
     results = report["results"]
     print(f"\n{report['assignment']}: {report['graded']} graded, {report['unreadable']} unreadable, "
           f"{report['failed']} failed, " + (f"{report['not_graded']} not graded (stopped), "
@@ -20,19 +39,16 @@ def print_summary(report: dict):
           f"({report['submissions_per_minute']:.1f} submissions per minute)")
     width = max(len(terminal_text(r["student"])) for r in results)
     for r in results:   # everything quoted from a submission is escaped: it cannot forge a line
-        manual = r.get("manual_points", 0)
-        line = (f"  {terminal_text(r['student']):<{width}}  {r['score']:5.1f} / {r['max_score'] - manual:4.1f}"
-                f"{' autograded' if manual else ''}  {r['status']}")
-        if manual:
-            line += f"  (+ {manual:g} points to grade by hand)"
+        line = f"  {terminal_text(r['student']):<{width}}  {score_line(r)}"
         if r.get("given_id"):
             line += f"  (in the collection: {terminal_text(r['given_id'])})"
         extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
         print(line + ("  -- " + terminal_text("; ".join(extra)) if extra else ""))
-    manual = sum(r.get("manual_points", 0) for r in results)
-    if manual:
-        print(f"{manual:g} points in all are graded by hand: grade them in nbgrader's formgrader, then "
-              f"run `nbgrader generate_feedback {report['assignment']} --force` (instructors.md)")
+    waiting = sum(r.get("to_grade_by_hand", 0) for r in results)
+    command = report.get("feedback_command") or f"nbgrader generate_feedback {report['assignment']} --force"
+    if waiting:
+        print(f"{waiting:g} points in all are still to grade by hand (the CSV's to_grade_by_hand column): "
+              f"grade them in nbgrader's formgrader, then run `{terminal_text(command)}` (instructors.md)")
     print("time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report["phases_seconds"].items()))
     print(f"grades: {report['grades_csv']}")
     print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")
@@ -72,12 +88,14 @@ def _shard(text: str) -> tuple[int, int]:
 
 def merge_main(argv) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_grader merge",
+        prog=f"{PROG} merge",
         description="Combine the course directories of --shard runs into one course directory: "
                     "gradebook, submitted and autograded notebooks, feedback, grades CSV.")
     parser.add_argument("shards", type=Path, nargs="+", help="the shards' course directories")
     _course_options(parser)
     args = parser.parse_args(argv)
+    from . import grade as grading
+
     report = grading.merge(args.shards, args.assignment, args.course_dir, args.config, args.csv, _course(args))
     print(f"{args.assignment}: merged {len(report['results'])} students from {len(args.shards)} shards "
           f"({report['graded']} graded, {report['unreadable']} unreadable, {report['failed']} failed, "
@@ -95,7 +113,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["merge"]:
         return merge_main(argv[1:])
-    parser = argparse.ArgumentParser(description=grading.__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION,
                                      epilog="python -m course_grader merge SHARD_DIR... --assignment A "
                                             "combines the course directories of --shard runs.",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,6 +138,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
               "memory_mb": args.memory_mb}
+    from . import grade as grading
+    from .sandbox import SandboxUnavailable
+
     signal.signal(signal.SIGTERM, _stop)
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from . import hidden_tests, sandbox
 from .gradebook import copy_student_folders, export_csv, merge_shard
-from .intake import find_submissions, stage_submission
+from .intake import check_source, find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
 from .workers import run_workers
@@ -63,13 +63,20 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``;
     ``course`` overrides its ``source_directory`` and ``course_id``.
     """
+    given_course_dir = course_dir is not None
     started = time.monotonic()
     config = load_config(course_dir, limits, config_file, course)
+    # Strict mode where isolation is impossible stops here, before anything is written: building a
+    # sandbox command is where the sandbox says so (SandboxUnavailable).
+    sandbox.command([sys.executable, "-c", "pass"], os.getcwd())
+    # Everything that can be wrong with the command line is checked before anything is written:
+    # a mistyped assignment or submissions path creates no course directory and no secret.
+    names = assignment_notebooks(config, assignment)
+    check_source(Path(source))
     course_dir = Path(config.CourseDirectory.root)
+    created = [folder for folder in (course_dir, *course_dir.parents) if not folder.exists()]
     course_dir.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
-    say(sandbox.describe())
-    say(describe_policy(config, assignment))
     phases = {}
     mark = time.monotonic()
 
@@ -79,32 +86,36 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         phases[name] = round(now - mark, 2)
         mark = now
 
-    self_test(course_dir)
-    if secret_seed:
-        config.HiddenTests.secret = secret_seed
-    elif not config.HiddenTests.get("secret"):
-        # read (or create) once here: the workers grade in shards of the course directory
-        secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
-        fresh = not secret_file.exists()
-        config.HiddenTests.secret = hidden_tests.read_or_create_secret(secret_file)
-        if fresh:
-            say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
-                "and keep it to grade this term's submissions again")
-    use_fast_alembic_head()
-    phase("start-up (sandbox self-test, nbgrader configuration)")
-    names = assignment_notebooks(config, assignment)
-    # Find the submissions before the gradebook is touched: nothing to grade, nothing changed.
+    # Find the submissions before the gradebook (or the secret) is touched: nothing to grade, nothing changed.
     run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
     try:
         submissions, warnings = find_submissions(Path(source), names, student_regex, run_dir)
         for warning in warnings:
             say(f"warning: {terminal_text(warning)}")
         if not submissions:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            for folder in created:             # the folders this run made, now empty again
+                folder.rmdir()
             raise SystemExit(f"no notebooks of {assignment} ({', '.join(n + '.ipynb' for n in names)}) "
                              f"found in {source}")
+        phase("find submissions")
+        say(sandbox.describe())
+        say(describe_policy(config, assignment))
+        self_test(course_dir)
+        if secret_seed:
+            config.HiddenTests.secret = secret_seed
+        elif not config.HiddenTests.get("secret"):
+            # read (or create) once here: the workers grade in shards of the course directory
+            secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
+            fresh = not secret_file.exists()
+            config.HiddenTests.secret = hidden_tests.read_or_create_secret(secret_file)
+            if fresh:
+                say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
+                    "and keep it to grade this term's submissions again")
+        use_fast_alembic_head()
+        phase("start-up (sandbox self-test, nbgrader configuration)")
         if shard is not None:
             submissions = [sub for sub in submissions if in_shard(sub.student, *shard)]
-        phase("find submissions")
         releases = prepare_assignment(config, course_dir, assignment)
         phase("prepare assignment")
         say(f"grading {len(submissions)} submissions of {assignment} ({len(releases)} notebook"
@@ -140,9 +151,31 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
         "student_ids": {s.student: s.given_id for s in submissions if s.given_id},
         "warnings": warnings,
+        "to_grade_by_hand": sum(r.get("to_grade_by_hand", 0) for r in ordered),
+        "feedback_command": feedback_command(assignment, course_dir if given_course_dir else None,
+                                             config_file, course),
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report
+
+
+def feedback_command(assignment: str, course_dir: Path | None, config_file: Path | None,
+                     course: dict | None) -> str:
+    """The ``nbgrader generate_feedback`` command that finds this run's course (after hand grading).
+
+    nbgrader reads ``nbgrader_config.py`` in the folder it runs from; a run with
+    ``--course-dir``, ``--config`` or ``--course-id`` needs them said again.
+    """
+    import shlex
+
+    words = ["nbgrader", "generate_feedback", assignment, "--force"]
+    if course_dir is not None:
+        words.append(f"--course-dir={Path(course_dir).resolve()}")
+    if config_file is not None:
+        words.append(f"--config={Path(config_file).resolve()}")
+    if (course or {}).get("course_id"):
+        words.append(f"--CourseDirectory.course_id={course['course_id']}")
+    return shlex.join(words)
 
 
 def describe_policy(config, assignment: str) -> str:

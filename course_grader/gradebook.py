@@ -1,4 +1,9 @@
-"""The course's gradebook: merging the workers' shards into it (one writer), and the grades CSV."""
+"""The course's gradebook: merging the workers' shards into it (one writer), and the grades CSV.
+
+The CSV is ``nbgrader export``'s, sorted by student, with one more column,
+``to_grade_by_hand``: the points of ``max_score`` that no one has graded by hand
+yet, which ``score`` counts as 0 until someone does (in the formgrader).
+"""
 
 from __future__ import annotations
 
@@ -52,8 +57,24 @@ def copy_student_folders(shard: Path, course_dir: Path, assignment: str, student
                 shutil.copytree(source, target)
 
 
+def points_to_grade_by_hand(submission) -> float:
+    """Points of ``submission`` (nbgrader's) that await a hand grade: no autograde, no manual score yet.
+
+    nbgrader scores an unchanged written answer 0 itself (a blank is not waiting for anyone), and
+    keeps a hand grade when the submission is autograded again.
+    """
+    return sum(g.max_score for nb in submission.notebooks for g in nb.grades
+               if g.auto_score is None and g.manual_score is None)
+
+
+TO_GRADE_BY_HAND = "to_grade_by_hand"
+
+
 def export_csv(config, course_dir: Path, assignment: str, path: Path):
-    from nbgrader.api import Gradebook
+    """nbgrader's CSV export of ``assignment``, sorted by student, with the ``to_grade_by_hand`` column."""
+    import csv
+
+    from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.plugins import CsvExportPlugin
 
     plugin = CsvExportPlugin(config=config)
@@ -62,3 +83,18 @@ def export_csv(config, course_dir: Path, assignment: str, path: Path):
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}",
                    config.CourseDirectory.get("course_id", "default_course")) as gb:
         plugin.export(gb)
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            fields = [*(reader.fieldnames or []), TO_GRADE_BY_HAND]
+        for row in rows:
+            try:
+                waiting = points_to_grade_by_hand(gb.find_submission(row["assignment"], row["student_id"]))
+            except MissingEntry:      # a student of the gradebook who handed nothing in
+                waiting = 0.0
+            row[TO_GRADE_BY_HAND] = float(waiting)
+    rows.sort(key=lambda row: (row["assignment"], row["student_id"]))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)

@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import shutil
+import time
 import warnings
 import zipfile
 import zlib
@@ -57,6 +58,22 @@ def student_id(given: str) -> str:
     return f"{slug}-{hashlib.sha256(given.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
+def check_source(source: Path):
+    """Stop, before anything is written, if ``source`` is neither a folder nor a zip of notebooks."""
+    if source.is_file() and zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as archive:
+            notebooks = any(name.endswith(".ipynb") and not IGNORED_PARTS & set(Path(name).parts)
+                            for name in archive.namelist())
+    elif source.is_dir():
+        notebooks = any(True for _ in _notebooks(source, []))
+    elif source.exists():
+        raise SystemExit(f"{source} is neither a folder nor a zip file")
+    else:
+        raise SystemExit(f"{source} does not exist: give the folder or .zip of submitted notebooks")
+    if not notebooks:
+        raise SystemExit(f"{source} holds no notebook (.ipynb)")
+
+
 def find_submissions(source: Path, notebook_names: list[str], student_regex: str | None,
                      scratch: Path) -> tuple[list[Submission], list[str]]:
     """Each student's file for each of the assignment's notebooks, from a folder or a zip.
@@ -95,37 +112,54 @@ def find_submissions(source: Path, notebook_names: list[str], student_regex: str
             folders[student] = root / relative.parts[0]
     submissions = []
     for student, paths in sorted(found.items()):
-        chosen = _match_notebooks(student, paths, notebook_names, warnings)
+        notes = []
+        chosen = _match_notebooks(student, paths, notebook_names, warnings, notes)
         if not chosen:
             continue
         given = given_ids[student]
-        submissions.append(Submission(student, {name: str(path) for name, path in chosen.items()},
+        submissions.append(Submission(student, {name: str(path) for name, path in chosen.items()}, notes,
                                       given_id=given if given != student else "",
                                       folder=str(folders.get(student, ""))))
     return submissions, warnings
 
 
-def _match_notebooks(student: str, paths: list[Path], names: list[str], warnings: list) -> dict[str, Path]:
-    """``{notebook name: file}`` for one student's files."""
+def _match_notebooks(student: str, paths: list[Path], names: list[str], warnings: list,
+                     notes: list) -> dict[str, Path]:
+    """``{notebook name: file}`` for one student's files; ``notes`` says which of several was graded, and why."""
+    def when(path: Path) -> str:
+        import datetime
+
+        return datetime.datetime.fromtimestamp(path.lstat().st_mtime).strftime("%Y-%m-%d %H:%M")
+
+    def choice(name: str, chosen: Path, why: str, others: list[Path]):
+        not_graded = ", ".join(f"{p.name} ({when(p)})" for p in others)
+        notes.append(f"{len(others) + 1} files for {name}.ipynb: graded {chosen.name} ({when(chosen)}), {why}; "
+                     f"not graded: {not_graded}")
+        warnings.append(f"{student}: " + notes[-1])
+
     if len(names) == 1:      # one notebook: any file is it, the one with its name first, else the newest
         name = names[0]
         if len(paths) == 1:
             return {name: paths[0]}
         named = [p for p in paths if p.stem == name]
-        chosen = named[0] if named else max(paths, key=lambda p: p.lstat().st_mtime)
-        warnings.append(f"{student}: {len(paths)} notebooks; graded {chosen.name}")
-        return {name: chosen}
-    chosen: dict[str, Path] = {}
-    for path in sorted(paths, key=lambda p: p.lstat().st_mtime):   # the newest of several wins
+        newest = max(named or paths, key=lambda p: p.lstat().st_mtime)
+        why = ("the one named as the assignment's notebook" if len(named) == 1
+               else "the one modified last" + (" of those named as the notebook" if named else ""))
+        choice(name, newest, why, [p for p in paths if p != newest])
+        return {name: newest}
+    candidates: dict[str, list[Path]] = {}
+    for path in sorted(paths, key=lambda p: p.lstat().st_mtime):
         # the longest name the file's name ends with: problem10 before problem1
         matches = [n for n in names if path.stem == n or path.stem.endswith(("_" + n, "-" + n, " " + n))]
         if not matches:
             warnings.append(f"{student}: skipped {path.name}: it is none of the notebooks {', '.join(names)}")
             continue
-        name = max(matches, key=len)
-        if name in chosen:
-            warnings.append(f"{student}: two files for {name}.ipynb; graded the newer, {path.name}")
-        chosen[name] = path
+        candidates.setdefault(max(matches, key=len), []).append(path)
+    chosen: dict[str, Path] = {}
+    for name, files in sorted(candidates.items()):
+        chosen[name] = files[-1]          # the newest of several wins
+        if len(files) > 1:
+            choice(name, files[-1], "the one modified last", files[:-1])
     return chosen
 
 
@@ -168,6 +202,9 @@ def _unzip(archive_path: Path, root: Path, warnings: list):
             try:
                 with archive.open(member) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
+                # the time the export gives the file: of a student's several files, the newest is graded
+                stamp = time.mktime((*member.date_time, 0, 0, -1))
+                os.utime(target, (stamp, stamp))
             except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
                 target.unlink(missing_ok=True)
                 warnings.append(f"skipped {member.filename}: damaged in the archive ({error})")
@@ -205,11 +242,7 @@ def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target
     try:
         if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
             raise ValueError(f"the file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # nbformat warns about what validate() reports below
-            nb = nbformat.read(path, as_version=4)
-        if not isinstance(nb.get("cells"), list):
-            raise ValueError("it has no list of cells")
+        nb, repairs = read_repaired(Path(path))
         kernel = nb.metadata.get("kernelspec", {})
         if isinstance(kernel, dict) and kernel.get("name") not in (None, "python3", "python"):
             sub.notes.append(f"{name}.ipynb declares the kernel {str(kernel.get('name'))[:40]!r}; "
@@ -220,7 +253,11 @@ def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target
             # nbgrader grades such a notebook (tools like papermill and jupytext can write one); so do we.
             sub.notes.append(f"{name}.ipynb does not pass nbformat's validation "
                              f"({str(error).splitlines()[0][:200]}); graded anyway")
-        shutil.copyfile(path, destination)
+        if repairs:
+            sub.notes.append(f"{name}.ipynb repaired as Jupyter opens it: {'; '.join(repairs)}")
+            nbformat.write(nb, destination)
+        else:
+            shutil.copyfile(path, destination)   # byte for byte: an ordinary notebook is graded as handed in
         return True
     except Exception as error:  # noqa: BLE001 - any unreadable file is handled the same way
         reason = f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
@@ -231,6 +268,68 @@ def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target
             f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
         sub.notes.append(f"unreadable notebook {name}.ipynb ({reason}); graded as the blank exercise")
         return False
+
+
+#: A cell id as nbformat 4.5 defines it.
+CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def read_repaired(path: Path):
+    """The notebook at ``path``, and what had to be repaired to read it as Jupyter does.
+
+    Slips that Jupyter's own tools open without a word, repaired the same way:
+
+    * a UTF-8 byte-order mark (Windows editors write one) is dropped;
+    * a lone surrogate in a string (``"\\ud800"``, valid JSON, but not
+      encodable as UTF-8: nothing could write the notebook again) becomes
+      U+FFFD, as the browser does when JupyterLab saves the notebook;
+    * a cell id that is not one (not 1 to 64 letters, digits, ``-`` or ``_``),
+      or that another cell already has, is replaced by a new one, as nbformat
+      does for duplicate ids.
+    """
+    import nbformat
+    from nbformat.corpus.words import generate_corpus_id
+
+    repairs = []
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+        repairs.append("a UTF-8 byte-order mark removed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # nbformat warns about what validate() reports
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    if not isinstance(nb.get("cells"), list):
+        raise ValueError("it has no list of cells")
+    surrogates = 0
+
+    def clean(value):
+        nonlocal surrogates
+        if isinstance(value, str):
+            value, count = LONE_SURROGATE.subn("\ufffd", value)
+            surrogates += count
+            return value
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return type(value)((clean(key), clean(item)) for key, item in value.items())
+        return value
+
+    nb = clean(nb)
+    if surrogates:
+        repairs.append(f"{surrogates} lone surrogate character{'s' if surrogates > 1 else ''} "
+                       "(not encodable as UTF-8) replaced by U+FFFD")
+    seen, renamed = set(), 0
+    for cell in nb.cells:
+        if not isinstance(cell, dict) or "id" not in cell:
+            continue
+        if not (isinstance(cell["id"], str) and CELL_ID.fullmatch(cell["id"])) or cell["id"] in seen:
+            cell["id"] = generate_corpus_id()
+            renamed += 1
+        seen.add(cell["id"])
+    if renamed:
+        repairs.append(f"{renamed} invalid or repeated cell id{'s' if renamed > 1 else ''} replaced")
+    return nb, repairs
 
 
 def _copy_files(folder: Path, target: Path, sub: Submission):

@@ -27,7 +27,7 @@ import psutil
 
 from . import limits as default_limits
 from . import sandbox
-from .gradebook import copy_student_folders, merge_shard
+from .gradebook import copy_student_folders, merge_shard, points_to_grade_by_hand
 from .intake import write_blank
 from .nbgrader_api import make_api, reuse_compiled_templates
 from .progress import Progress
@@ -41,6 +41,7 @@ class Result:
     score: float = 0.0
     max_score: float = 0.0
     manual_points: float = 0.0     # of max_score, points in cells graded by hand (the formgrader)
+    to_grade_by_hand: float = 0.0  # of manual_points, those no one has graded yet (score counts them as 0)
     seconds: float = 0.0
     flags: list = field(default_factory=list)
     events: list = field(default_factory=list)
@@ -137,6 +138,7 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
         result.score, result.max_score = submission.score, submission.max_score
         result.manual_points = sum(g.max_score for nb in submission.notebooks for g in nb.grades
                                    if g.auto_score is None)
+        result.to_grade_by_hand = points_to_grade_by_hand(submission)
     if feedback:
         outcome = api.generate_feedback(assignment, student, force=True)
         if outcome["success"]:

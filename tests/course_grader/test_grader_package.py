@@ -69,14 +69,15 @@ def test_strict_mode_and_an_unknown_assignment_are_one_line_not_a_traceback(tmp_
     assert "not grading: ATTENTION_SANDBOX=strict" in done.stderr and "unshare" in done.stderr
 
 
-def test_the_summary_separates_autograded_points_from_points_graded_by_hand(capsys):
+def test_the_summary_says_which_points_are_still_to_grade_by_hand(capsys):
     from course_grader.cli import print_summary
 
-    result = {"student": "ada", "score": 2.5, "max_score": 13.0, "manual_points": 10.0, "status": "graded",
-              "notes": [], "flags": [], "events": []}
+    result = {"student": "ada", "score": 2.5, "max_score": 13.0, "manual_points": 10.0, "to_grade_by_hand": 10.0,
+              "status": "graded", "notes": [], "flags": [], "events": []}
     print_summary({"assignment": "ps1", "graded": 1, "unreadable": 0, "failed": 0, "flagged": 0,
                    "seconds": 1.0, "submissions_per_minute": 60.0, "results": [result],
-                   "phases_seconds": {}, "grades_csv": "grades.csv", "course_dir": "course"})
+                   "phases_seconds": {}, "grades_csv": "grades.csv", "course_dir": "course",
+                   "feedback_command": "nbgrader generate_feedback ps1 --force --course-dir=course"})
     out = capsys.readouterr().out
-    assert "2.5 /  3.0 autograded" in out and "(+ 10 points to grade by hand)" in out
-    assert "nbgrader generate_feedback ps1 --force" in out
+    assert "2.5 / 13.0  graded  (10 of the points still to grade by hand)" in out
+    assert "`nbgrader generate_feedback ps1 --force --course-dir=course`" in out
