@@ -52,15 +52,17 @@ def test_the_assignments_names_are_what_the_solution_and_given_cells_define_at_t
     assert imports == {"np": ("numpy", None), "sqrt": ("math", "sqrt")}   # the grader imports these itself
 
 
-@pytest.mark.parametrize("code", [
-    "np.testing.assert_allclose = lambda *a, **k: None",
-    "numpy.allclose = lambda *a: True",
-    "import builtins",
-    "get_ipython().events.register('pre_run_cell', f)",
-    "AssertionError = Exception",
-    "os._exit(0)",
-    "open('../../gradebook.db')",
-])
+TAMPERING = ["np.testing.assert_allclose = lambda *a, **k: None", "numpy.allclose = lambda *a: True",
+             "import builtins", "get_ipython().events.register('pre_run_cell', f)", "AssertionError = Exception",
+             "os._exit(0)", "open('../../gradebook.db')"]
+
+
+def test_every_tampering_pattern_is_exercised_here():
+    import re
+    assert all(any(re.search(pattern, code) for code in TAMPERING) for pattern, _ in TAMPERING_PATTERNS)
+
+
+@pytest.mark.parametrize("code", TAMPERING)
 def test_code_a_solution_has_no_business_holding_flags_the_submission(code):
     report = GradingReport()
     student = [SimpleNamespace(kind="student", source=f"def double(x):\n    return 2 * x\n{code}")]
@@ -72,7 +74,7 @@ def test_an_honest_solution_is_not_flagged():
     report = GradingReport()
     honest = "import numpy as np\n\ndef double(x):\n    assert np.all(np.isfinite(x))\n    return 2 * np.asarray(x)"
     CleanRecheck()._flag_tampering([SimpleNamespace(kind="student", source=honest)], report)
-    assert report.flags == [] and len(TAMPERING_PATTERNS) == 7
+    assert report.flags == []
 
 
 def _record(verdicts, hidden=()):
