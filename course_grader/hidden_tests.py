@@ -398,7 +398,7 @@ def run_solution(nb, label: str, folder=None) -> dict:
     """
     namespace = instructor_code.namespace(label)
     with contextlib.redirect_stdout(io.StringIO()), instructor_code.importable_from(folder), \
-            _working_directory(folder):
+            instructor_code.working_directory(folder):
         for cell in nb.cells:
             info = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
@@ -406,20 +406,6 @@ def run_solution(nb, label: str, folder=None) -> dict:
             exec(compile(instructor_code.python_source(cell.source), f"<{label}: {info.get('grade_id', 'cell')}>",
                          "exec"), namespace)
     return namespace
-
-
-@contextlib.contextmanager
-def _working_directory(folder):
-    """In ``folder`` (the notebook's own, where it reads its files), if there is one."""
-    if folder is None:
-        yield
-        return
-    previous = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(previous)
 
 
 class _Missing:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -90,6 +91,20 @@ def importable_from(folder):
             origin = getattr(sys.modules[name], "__file__", None) or ""
             if origin.startswith(folder + "/"):
                 del sys.modules[name]
+
+
+@contextlib.contextmanager
+def working_directory(folder):
+    """In ``folder`` while the block runs (none: where it is); ``contextlib.chdir`` from Python 3.11 on."""
+    if folder is None:
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
 
 
 def top_level_names(source: str) -> tuple[set[str], dict[str, tuple[str, str | None]]]:

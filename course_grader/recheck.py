@@ -30,7 +30,6 @@ import builtins
 import contextlib
 import importlib
 import io
-import os
 import re
 import time
 import warnings
@@ -109,7 +108,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     imported: dict | None = None
     quiet = io.StringIO()
     try:
-        with _working_directory(workdir), contextlib.redirect_stdout(quiet), \
+        with instructor_code.working_directory(workdir), contextlib.redirect_stdout(quiet), \
                 contextlib.redirect_stderr(quiet), warnings.catch_warnings(), \
                 instructor_code.importable_from(source_folder):
             warnings.simplefilter("ignore")
@@ -237,13 +236,3 @@ class _TestNames(dict):
         del self._namespace[key]
         if key in self._students:
             self._process.forget([key], self._deadline)
-
-
-@contextlib.contextmanager
-def _working_directory(path):
-    previous = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(previous)
