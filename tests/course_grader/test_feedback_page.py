@@ -101,35 +101,40 @@ def test_an_answer_awaiting_a_hand_grade_says_so(page):
 @pytest.mark.parametrize("width", [1280, 375])
 def test_offline_the_formulas_render_and_the_explanation_wraps(page, width):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site"))
-    from built_site import CHROMIUM_ARGS, chromium_path
+    from built_site import CHROMIUM_ARGS, chromium_path, in_own_thread
     from playwright.sync_api import sync_playwright
 
     fetched, dialogs = [], []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
-                                             args=CHROMIUM_ARGS)
-        try:
-            view = browser.new_page(viewport={"width": width, "height": 900})
-            view.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            view.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
-                       if not route.request.url.startswith("file:") else route.continue_())
-            view.goto(page.as_uri(), wait_until="load")
-            explanation = view.evaluate("""() => {
-                const pre = [...document.querySelectorAll('div.output_error pre, div.output_text pre')]
-                    .find(p => p.textContent.includes('divided by d_k'));
-                const box = pre.getBoundingClientRect();
-                return {scroll: pre.scrollWidth, client: pre.clientWidth, right: box.right,
-                        page: document.documentElement.scrollWidth};
-            }""")
-            view.wait_for_function("document.querySelectorAll('mjx-container').length >= 3", timeout=60_000)
-            text = view.inner_text("body")
-            links_in_math = view.evaluate("""() => [...document.querySelectorAll('mjx-container *')].filter(
-                e => e.tagName.toLowerCase() === 'a'
-                     || [...e.attributes].some(a => a.value.toLowerCase().includes('javascript'))).length""")
-            for element in view.query_selector_all("mjx-container"):
-                element.click()
-        finally:
-            browser.close()
+
+    def look():
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                                 args=CHROMIUM_ARGS)
+            try:
+                view = browser.new_page(viewport={"width": width, "height": 900})
+                view.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+                view.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
+                           if not route.request.url.startswith("file:") else route.continue_())
+                view.goto(page.as_uri(), wait_until="load")
+                explanation = view.evaluate("""() => {
+                    const pre = [...document.querySelectorAll('div.output_error pre, div.output_text pre')]
+                        .find(p => p.textContent.includes('divided by d_k'));
+                    const box = pre.getBoundingClientRect();
+                    return {scroll: pre.scrollWidth, client: pre.clientWidth, right: box.right,
+                            page: document.documentElement.scrollWidth};
+                }""")
+                view.wait_for_function("document.querySelectorAll('mjx-container').length >= 3", timeout=60_000)
+                text = view.inner_text("body")
+                links_in_math = view.evaluate("""() => [...document.querySelectorAll('mjx-container *')].filter(
+                    e => e.tagName.toLowerCase() === 'a'
+                         || [...e.attributes].some(a => a.value.toLowerCase().includes('javascript'))).length""")
+                for element in view.query_selector_all("mjx-container"):
+                    element.click()
+            finally:
+                browser.close()
+        return explanation, text, links_in_math
+
+    explanation, text, links_in_math = in_own_thread(look)
     assert explanation["scroll"] <= explanation["client"] + 1, explanation     # nothing hidden to scroll to
     assert explanation["right"] <= width and explanation["page"] <= width, explanation
     assert fetched == [] and dialogs == [] and links_in_math == 0

@@ -16,6 +16,7 @@ modules import the fixtures they use from this module.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import http.server
 import os
@@ -158,3 +159,14 @@ def page(browser, server):
     page.problems = PageProblems(page, server)
     yield page
     context.close()
+
+
+def in_own_thread(function):
+    """``function()``, run in a thread of its own, for Playwright's sync API.
+
+    The sync API refuses a thread where an asyncio event loop is running, and
+    an earlier test in the same pytest worker (Jupyter's clients run one) may
+    have left one running in the main thread.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(function).result()
