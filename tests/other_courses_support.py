@@ -112,14 +112,16 @@ def students(course: str, assignment: str, released: Path) -> dict[str, dict[str
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"stale output {count}\n")]
 
     own_file = copy.deepcopy(correct)
-    own_files = {}
-    for name in names[:1]:   # one function or class moved into a module of the student's own
-        cell = _first_answer_cell(own_file[name])
-        if cell is not None:
-            helpers = "".join(f"from {p.stem} import *\n" for p in sorted(source_dir.glob("*.py")))
-            own_files["my_answers.py"] = ("import math\nimport numpy as np\n" + helpers + "\n\n" +
-                                          cell.source + "\n").encode()
-            cell.source = "from my_answers import *"
+    first = names[0]   # one function or class moved into a module of the student's own, else a helper of theirs
+    cell = _first_answer_cell(own_file[first])
+    helpers = "".join(f"from {p.stem} import *\n" for p in sorted(source_dir.glob("*.py")))
+    if cell is not None:
+        own_files = {"my_answers.py": ("import math\nimport numpy as np\n" + helpers + "\n\n" +
+                                       cell.source + "\n").encode()}
+        cell.source = "from my_answers import *"
+    else:
+        own_files = {"my_answers.py": b"def summary():\n    return 'my own summary'\n"}
+        own_file[first].cells.append(nbformat.v4.new_code_cell("from my_answers import summary\nprint(summary())"))
 
     submissions = {"correct": ({**files}, correct), "partly_done": ({**files}, partly),
                    "blank": ({**files}, blank), "notes_and_stale_outputs": ({**files}, shuffled),
