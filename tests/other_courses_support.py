@@ -1,0 +1,205 @@
+"""Other nbgrader courses (tests/course_grader/other_courses/): their students, and both graders' scores.
+
+Each course folder holds ``source/<assignment>/`` as nbgrader expects it.  The
+students are generated from the course's own notebooks: the instructor's
+solutions written as a student would write them (prints, extra cells, a plot,
+magics), partly done, blank, with Markdown added and stale outputs in a
+shuffled order, with a ``.py`` file of the student's own that the notebook
+imports, and, for assignments of several notebooks, with one notebook missing.
+
+:func:`graded_assignment` grades one assignment's students twice, once per test
+session (under a file lock, as :func:`grading_support.graded_batch` does):
+
+* with **plain nbgrader**: ``generate_assignment`` and ``autograde`` through
+  nbgrader's API under nbgrader's default configuration (nothing of this
+  course's ``nbgrader_config.py``), only the kernel named: the notebooks' own
+  kernelspec may name one that is not installed here (cs1302's ``xpython``),
+  so ``Execute.kernel_name = "python3"``, as the course's own configuration
+  would set it on a machine without XPython;
+* with **the grading command**, :func:`course_grader.grade.grade` with this
+  course's grading pipeline and the other course's source folder and id
+  (``--source-dir``/``--course-id``), as ``tests/course_grader/test_another_course.py``
+  grades nbgrader's ``ps1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import fcntl
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from grading_support import LIMITS, ROOT, shared_root
+
+COURSES = Path(__file__).resolve().parent / "course_grader" / "other_courses"
+#: (course, assignment) -> course id, for every assignment of the corpus
+ASSIGNMENTS = {(course.name, folder.name): course.name.replace("_", "-")
+               for course in sorted(COURSES.iterdir()) if (course / "source").is_dir()
+               for folder in sorted((course / "source").iterdir()) if folder.is_dir()}
+
+_SOLUTION_LINE = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+def _meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def solution_text(source: str) -> str:
+    """A source cell's text with nbgrader's solution delimiters taken out: the instructor's answer."""
+    return "\n".join(line for line in source.split("\n") if not _SOLUTION_LINE.match(line))
+
+
+def _answered(released, source):
+    """The released notebook with every answer cell holding the instructor's answer, written as a
+    student would: a print of their own before the code (not before a cell magic)."""
+    nb = copy.deepcopy(released)
+    answers = {_meta(c).get("grade_id"): c.source for c in source.cells if _meta(c).get("solution")}
+    for cell in nb.cells:
+        if _meta(cell).get("solution"):
+            answer = solution_text(answers[_meta(cell)["grade_id"]])
+            if cell.cell_type == "code" and not answer.lstrip().startswith("%%"):
+                answer = f"print('working on {_meta(cell)['grade_id']}')\n" + answer
+            cell.source = answer
+    return nb
+
+
+def _student_extras():
+    """What a student adds at the end: a cell magic, a line magic, a plot."""
+    return [nbformat.v4.new_code_cell("%%time\nprint('all my work is above')"),
+            nbformat.v4.new_code_cell("%timeit -n 1 -r 1 sum(range(100))"),
+            nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\n"
+                                      "plt.title('my own check')\nplt.show()")]
+
+
+def _first_answer_cell(nb, starts=("def ", "class ")):
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if cell.cell_type == "code" and meta.get("solution") and not meta.get("grade"):
+            if starts is None or cell.source.split("print(", 1)[-1].split("\n", 1)[-1].startswith(starts):
+                return cell
+    return None
+
+
+def students(course: str, assignment: str, released: Path) -> dict[str, dict[str, object]]:
+    """``{student: {relative path: notebook or bytes}}``: every honest kind of submission."""
+    source_dir = COURSES / course / "source" / assignment
+    names = sorted(p.name for p in source_dir.glob("*.ipynb"))
+    files = {str(p.relative_to(released)): p.read_bytes() for p in sorted(released.rglob("*"))
+             if p.is_file() and p.suffix != ".ipynb"}
+    blank = {name: nbformat.read(released / name, as_version=4) for name in names}
+    correct = {name: _answered(blank[name], nbformat.read(source_dir / name, as_version=4)) for name in names}
+    for nb in correct.values():
+        nb.cells.extend(_student_extras())
+
+    partly = copy.deepcopy(correct)
+    for name in names:   # the first function of each notebook left as released (not done)
+        cell = _first_answer_cell(partly[name], starts=None)
+        if cell is not None:
+            cell.source = next(c.source for c in blank[name].cells
+                               if _meta(c).get("grade_id") == _meta(cell)["grade_id"])
+
+    shuffled = copy.deepcopy(correct)
+    for nb in shuffled.values():
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell("**My notes.** I ran the cells out of order."))
+        nb.cells.insert(len(nb.cells) // 2, nbformat.v4.new_markdown_cell("A *remark* of mine, $x^2$."))
+        code_cells = [c for c in nb.cells if c.cell_type == "code"]
+        for count, cell in zip(range(len(code_cells), 0, -1), code_cells):   # run last-to-first
+            cell.execution_count = count
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"stale output {count}\n")]
+
+    own_file = copy.deepcopy(correct)
+    first = names[0]   # one function or class moved into a module of the student's own, else a helper of theirs
+    cell = _first_answer_cell(own_file[first])
+    helpers = "".join(f"from {p.stem} import *\n" for p in sorted(source_dir.glob("*.py")))
+    if cell is not None:
+        own_files = {"my_answers.py": ("import math\nimport numpy as np\n" + helpers + "\n\n" +
+                                       cell.source + "\n").encode()}
+        cell.source = "from my_answers import *"
+    else:
+        own_files = {"my_answers.py": b"def summary():\n    return 'my own summary'\n"}
+        own_file[first].cells.append(nbformat.v4.new_code_cell("from my_answers import summary\nprint(summary())"))
+
+    submissions = {"correct": ({**files}, correct), "partly_done": ({**files}, partly),
+                   "blank": ({**files}, blank), "notes_and_stale_outputs": ({**files}, shuffled),
+                   "own_module": ({**files, **own_files}, own_file)}
+    if len(names) > 1:
+        missing = dict(correct)
+        del missing[names[-1]]
+        submissions["one_notebook_missing"] = ({**files}, missing)
+    return {student: {**extra, **notebooks} for student, (extra, notebooks) in submissions.items()}
+
+
+def write_student(folder: Path, content: dict):
+    for relative, item in content.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(item, bytes):
+            path.write_bytes(item)
+        else:
+            nbformat.write(item, path)
+
+
+def cell_scores(db: Path, assignment: str, student_ids) -> dict[str, dict[str, float]]:
+    """``{student: {"notebook/grade_id": score}}`` from an nbgrader gradebook (None: not graded)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return {student: {f"{nb.name}/{g.name}": g.score for nb in gb.find_submission(assignment, student).notebooks
+                          for g in nb.grades}
+                for student in student_ids}
+
+
+def _plain_config(course: str, assignment: str):
+    from traitlets.config import Config
+
+    config = Config()
+    config.CourseDirectory.source_directory = str(COURSES / course / "source")
+    config.CourseDirectory.course_id = ASSIGNMENTS[(course, assignment)]
+    config.Execute.kernel_name = "python3"
+    return config
+
+
+def _grade(folder: Path, course: str, assignment: str) -> dict:
+    from course_grader import grade
+    from course_grader.nbgrader_api import make_api
+
+    plain_root = folder / "plain"
+    api = make_api(_plain_config(course, assignment), plain_root)   # nbgrader's API, its defaults
+    outcome = api.generate_assignment(assignment, force=True, create=True)
+    assert outcome["success"], outcome["log"] + str(outcome.get("error"))
+    submissions = students(course, assignment, plain_root / "release" / assignment)
+    plain_log = {}
+    for student, content in submissions.items():
+        write_student(plain_root / "submitted" / student / assignment, content)
+        outcome = api.autograde(assignment, student, force=True, create=True)
+        plain_log[student] = {"success": outcome["success"], "error": str(outcome.get("error") or "")[-2000:]}
+    inbox = folder / "inbox"
+    for student, content in submissions.items():
+        write_student(inbox / student, content)
+    report = grade.grade(inbox, assignment, folder / "course", workers=2, limits=LIMITS, quiet=True,
+                         config_file=ROOT / "nbgrader_config.py",
+                         course={"source_directory": COURSES / course / "source",
+                                 "course_id": ASSIGNMENTS[(course, assignment)]})
+    return {"students": sorted(submissions), "plain_log": plain_log, "report": report,
+            "plain": cell_scores(plain_root / "gradebook.db", assignment, submissions),
+            "ours": cell_scores(folder / "course" / "gradebook.db", assignment, submissions)}
+
+
+def graded_assignment(tmp_path_factory, course: str, assignment: str) -> dict:
+    """Both graders' per-cell scores and the command's report for one assignment, once per session."""
+    root = shared_root(tmp_path_factory)
+    folder = root / f"other-{course}-{assignment}".replace(" ", "_")
+    with open(str(folder) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result_file = folder / "result.json"
+        if not result_file.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            result_file.write_text(json.dumps(_grade(folder, course, assignment)))
+        result = json.loads(result_file.read_text())
+    result["folder"] = folder
+    return result
