@@ -52,7 +52,7 @@ CASES = {
 def read(payload: bytearray) -> str:
     try:
         header, arrays = unpack(payload)
-        decode(header.get("value"), arrays, from_handle=lambda key, kind: key)
+        decode(header.get("value"), arrays, from_handle=lambda key, *_: key)
     except ReplyError as error:
         return f"refused ({str(error)[:60]})"
     return "read"

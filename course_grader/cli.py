@@ -65,6 +65,9 @@ def _course_options(parser):
                         help="the course's nbgrader source folder, one subfolder per assignment "
                              "(default: the configuration's CourseDirectory.source_directory)")
     parser.add_argument("--course-id", default=None, help="nbgrader course id (default: the configuration's)")
+    parser.add_argument("--course-config", type=Path, default=None,
+                        help="another course's own nbgrader_config.py, read on top of --config: its settings "
+                             "win, except the grading pipeline (sandbox, re-check, feedback)")
     parser.add_argument("--course-dir", type=Path, default=None,
                         help="nbgrader course directory for the gradebook and results "
                              "(default: the configuration's CourseDirectory.root)")
@@ -96,7 +99,8 @@ def merge_main(argv) -> int:
     args = parser.parse_args(argv)
     from . import grade as grading
 
-    report = grading.merge(args.shards, args.assignment, args.course_dir, args.config, args.csv, _course(args))
+    report = grading.merge(args.shards, args.assignment, args.course_dir, args.config, args.csv, _course(args),
+                           args.course_config)
     print(f"{args.assignment}: merged {len(report['results'])} students from {len(args.shards)} shards "
           f"({report['graded']} graded, {report['unreadable']} unreadable, {report['failed']} failed, "
           f"{report['flagged']} flagged); grades: {report['grades_csv']}")
@@ -134,6 +138,9 @@ def main(argv=None):
     parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                         help="grade only the K-th of N slices of the students (the same slices on every "
                              "machine), into --course-dir; then `merge` the N course directories")
+    parser.add_argument("--python", default=None, metavar="PYTHON",
+                        help="the course environment's interpreter (with ipykernel and numpy), which runs the "
+                             "students' notebooks in the sandbox (default: the grader's own)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     args = parser.parse_args(argv)
     limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
@@ -145,7 +152,8 @@ def main(argv=None):
     try:
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                               args.config, args.secret_seed, _course(args), args.shard)
+                               args.config, args.secret_seed, _course(args), args.shard, args.course_config,
+                               args.python)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     except KeyboardInterrupt:

@@ -52,8 +52,33 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
           student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
           csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
           secret_seed: str | None = None, course: dict | None = None,
-          shard: tuple[int, int] | None = None) -> dict:
+          shard: tuple[int, int] | None = None, course_config: Path | None = None,
+          python: str | None = None) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
+
+    ``python``, the course environment's interpreter, runs the students'
+    notebooks and the re-check's student process in the sandbox (default: the
+    grader's own); ``course_config`` is the other course's own
+    ``nbgrader_config.py``, read on top of ``config_file``
+    (:func:`course_grader.nbgrader_api.load_config`).
+    """
+    variable = f"{sandbox.ENV_PREFIX}_PYTHON"
+    previous = os.environ.get(variable)
+    if python is not None:   # checked before anything is written; the workers' kernels inherit it
+        os.environ[variable] = sandbox.check_students_python(python)
+    try:
+        return _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path, quiet,
+                      config_file, secret_seed, course, shard, course_config)
+    finally:
+        if previous is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = previous
+
+
+def _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path, quiet,
+           config_file, secret_seed, course, shard, course_config) -> dict:
+    """:func:`grade`, in the students' interpreter.
 
     ``shard=(k, n)`` grades only the k-th of n slices of the students (by a
     hash of their ids: the same slices on every machine), for a cluster's
@@ -65,7 +90,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     """
     given_course_dir = course_dir is not None
     started = time.monotonic()
-    config = load_config(course_dir, limits, config_file, course)
+    config = load_config(course_dir, limits, config_file, course, course_config)
     # Strict mode where isolation is impossible stops here, before anything is written: building a
     # sandbox command is where the sandbox says so (SandboxUnavailable).
     sandbox.command([sys.executable, "-c", "pass"], os.getcwd())
@@ -185,7 +210,8 @@ def describe_policy(config, assignment: str) -> str:
     policy = GradingPolicy(config=config)
     forbidden = ", ".join(policy.forbidden(assignment)) or "nothing"
     partial = "on" if ScoreWithoutStderr(config=config).allow_partial_credit else "off"
-    return ("grading: every notebook in the sandbox's Python kernel (whatever kernel it declares); "
+    interpreter = "" if sandbox.students_python() == sys.executable else f" ({sandbox.students_python()})"
+    return (f"grading: every notebook in the sandbox's Python kernel{interpreter} (whatever kernel it declares); "
             "hidden tests only in the grader; stderr in a test cell does not fail it; "
             f"partial credit {partial}; forbidden imports: {forbidden}")
 
@@ -199,7 +225,7 @@ def in_shard(student: str, k: int, n: int) -> bool:
 
 def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = None,
           config_file: Path | None = None, csv_path: Path | None = None,
-          course: dict | None = None) -> dict:
+          course: dict | None = None, course_config: Path | None = None) -> dict:
     """Combine the course directories of sharded runs into one: gradebook, files, CSV, report.
 
     Each shard is a course directory a ``--shard K/N`` run wrote.  Its students'
@@ -208,7 +234,7 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
     A student in two shards is an error (the runs overlapped), before anything
     is written.
     """
-    config = load_config(course_dir, None, config_file, course)
+    config = load_config(course_dir, None, config_file, course, course_config)
     course_dir = Path(config.CourseDirectory.root)
     reports, seen = [], {}
     for shard_dir in map(Path, shard_dirs):

@@ -93,6 +93,16 @@ def importable_from(folder):
                 del sys.modules[name]
 
 
+def local_modules(folder) -> set[str]:
+    """The names of the modules the assignment ships (``.py`` files and packages anywhere in ``folder``)."""
+    if folder is None or not Path(folder).is_dir():
+        return set()
+    found = set()
+    for path in sorted(Path(folder).rglob("*.py"))[:10_000]:
+        found.add(path.parent.name if path.name == "__init__.py" else path.stem)
+    return found
+
+
 @contextlib.contextmanager
 def working_directory(folder):
     """In ``folder`` while the block runs (none: where it is); ``contextlib.chdir`` from Python 3.11 on."""

@@ -49,21 +49,32 @@ def use_fast_alembic_head():
         nbgrader.api.get_alembic_version = alembic_head
 
 
+#: What the grading pipeline is (``section``, ``trait``): kept from the grading configuration when
+#: another course's own configuration is read on top of it (``course_config``)
+PIPELINE = (("Autograde", "sanitize_preprocessors"), ("Autograde", "autograde_preprocessors"),
+            ("GenerateFeedback", "preprocessors"), ("GenerateFeedback", "exporter_class"),
+            ("SanitizeHTML", "enabled"), ("HTMLExporter", "sanitize_html"))
+
+
 def load_config(course_dir: Path | None = None, limits: dict | None = None,
-                config_file: Path | None = None, course: dict | None = None):
+                config_file: Path | None = None, course: dict | None = None, course_config: Path | None = None):
     """The course's nbgrader configuration, with ``limits`` (``GradingLimits`` traits) set.
 
     ``config_file`` defaults to :data:`CONFIG_FILE` in the current folder;
     ``course_dir`` (where the gradebook and everything nbgrader writes go)
-    defaults to the file's ``CourseDirectory.root``.
+    defaults to the file's ``CourseDirectory.root``.  ``course_config``, another
+    course's own ``nbgrader_config.py``, is read on top: its settings (source
+    folder, course id, solution delimiters, files not overwritten, its root,
+    its grading policy) win, except the grading pipeline (:data:`PIPELINE`);
+    this course's forbidden modules do not carry over to it.
     """
-    from traitlets.config.loader import PyFileConfigLoader
-
     config_file = Path(config_file or CONFIG_FILE).resolve()
     if not config_file.is_file():
         raise SystemExit(f"no nbgrader configuration at {config_file}: run from the course's folder "
                          f"(where {CONFIG_FILE} is) or pass --config")
-    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    config = _read_config(config_file)
+    if course_config is not None:
+        config = _layered(config, Path(course_config).resolve())
     if course_dir is not None:
         config.CourseDirectory.root = str(Path(course_dir).resolve())
     elif "root" not in config.CourseDirectory:
@@ -82,6 +93,38 @@ def load_config(course_dir: Path | None = None, limits: dict | None = None,
         if value is not None:
             setattr(config.GradingLimits, key, value)
     return config
+
+
+def _read_config(path: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
+def _layered(config, course_config: Path):
+    """The grading configuration with another course's own read on top (see :func:`load_config`)."""
+    if not course_config.is_file():
+        raise SystemExit(f"--course-config {course_config}: no such file")
+    try:
+        theirs = _read_config(course_config)
+    except Exception as error:  # noqa: BLE001 - the instructor's file: say which and why
+        raise SystemExit(f"--course-config {course_config} could not be read: {type(error).__name__}: {error}")
+    pipeline = {(section, trait): config[section][trait] for section, trait in PIPELINE
+                if section in config and trait in config[section]}
+    layered = config.copy()
+    if "forbidden_modules" not in theirs.get("GradingPolicy", {}):
+        layered.GradingPolicy.forbidden_modules = {}
+    # Their folders are theirs: a relative root is their file's folder's, a relative source folder their root's.
+    folders = theirs.CourseDirectory if "CourseDirectory" in theirs else {}
+    their_root = course_config.parent / folders.get("root", ".")
+    if "root" in folders:
+        theirs.CourseDirectory.root = str(their_root.resolve())
+    if "source_directory" in folders:
+        theirs.CourseDirectory.source_directory = str((their_root / folders["source_directory"]).resolve())
+    layered.merge(theirs)
+    for (section, trait), value in pipeline.items():
+        layered[section][trait] = value
+    return layered
 
 
 def make_api(config, root: Path):

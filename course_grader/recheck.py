@@ -36,6 +36,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import instructor_code, mistakes
+from .written_files import WrittenFiles
 from . import limits as default_limits
 from .hidden_tests import ReferenceUnavailable, hidden_failure_message
 from .student_process import StudentProcess, StudentProcessError, StudentTimeout, TransportError
@@ -107,6 +108,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     sources = {f"<setup cell {c.label}>": c.source for c in cells if c.kind == "setup"}
     imported: dict | None = None
     quiet = io.StringIO()
+    written = WrittenFiles(workdir)
     try:
         with instructor_code.working_directory(workdir), contextlib.redirect_stdout(quiet), \
                 contextlib.redirect_stderr(quiet), warnings.catch_warnings(), \
@@ -134,13 +136,15 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     failures[cell.index] = "the budget was spent before this test could run"
                     out_of_time.add(cell.index)
                     continue
-                if imported is None:
+                if imported is None:   # an import the grader cannot do (a path the notebook set): the student's
                     imported = _import_given(given_imports or {})
+                    student_names = set(api_names) | (set(given_imports or {}) - set(imported))
                 filename = f"<test cell {cell.label}>"
                 try:
                     cell_deadline = min(deadline, time.monotonic() + cell_timeout)
-                    wanted = list(api_names) + sorted(ipython_names(cell.source) - set(api_names))
+                    wanted = names_wanted(cell.source, student_names)
                     defined = process.describe(wanted, cell_deadline)
+                    _bring_written_files(process, written, cell.index, cell_deadline)
                     for name in wanted:   # the student's answers, and nothing else of theirs
                         if name in defined:
                             namespace[name] = defined[name]
@@ -150,7 +154,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     if grader_names is not None:
                         namespace.update(grader_names(cell))
                     process.call_deadline = cell_deadline
-                    names = _TestNames(namespace, set(api_names), process, cell_deadline)
+                    names = _TestNames(namespace, student_names, process, cell_deadline)
                     process.start_recording()
                     exec(compile(instructor_code.python_source(cell.source), filename, "exec"), namespace, names)
                 except Exception as error:  # noqa: BLE001 - any failure fails the test
@@ -175,6 +179,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     process.calls = None
     finally:
         process.close()
+        written.close()
     return Verdicts(failures, process.events, time.monotonic() - started, hidden_failures, out_of_time,
                     unverifiable, diagnoses)
 
@@ -183,9 +188,34 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
 IPYTHON_NAMES = re.compile(r"In|Out|_{1,3}|_i{1,3}|_ih|_oh|_dh|_\d+|_i\d+")
 
 
+#: What reads a namespace by name as the test runs: a test that uses one gets every name of the student's
+DYNAMIC_LOOKUPS = frozenset({"dir", "globals", "locals", "vars", "eval", "exec"})
+
+
+def names_wanted(source: str, student_names: set[str]) -> list[str]:
+    """The student's names a test cell uses (all of them if it looks names up as it runs), and the
+    IPython history names it reads: only these are asked of the student's process."""
+    used = instructor_code.names_used(source)
+    wanted = set(student_names) if used & DYNAMIC_LOOKUPS else used & set(student_names)
+    return sorted(wanted | ipython_names(source))
+
+
 def ipython_names(source: str) -> set[str]:
     """The IPython history names a test cell reads (:data:`IPYTHON_NAMES`)."""
     return {name for name in instructor_code.names_used(source) if IPYTHON_NAMES.fullmatch(name)}
+
+
+def _bring_written_files(process: StudentProcess, written: WrittenFiles, index: int, deadline: float) -> None:
+    """The files the student's code has written so far, beside the tests (as in the notebook)."""
+    try:
+        refused = written.apply(*process.changed_files(deadline))
+    except StudentProcessError:
+        raise
+    except Exception as error:  # noqa: BLE001 - e.g. too large: a test that reads them fails, as it would
+        process.events.append((index, f"the files the student's code wrote were not brought over ({error})"))
+        return
+    if refused:
+        process.events.append((index, f"files not brought over (outside the folder): {', '.join(refused)[:300]}"))
 
 
 def _import_given(given_imports: dict) -> dict:
@@ -226,6 +256,15 @@ class _TestNames(dict):
 
     def __getitem__(self, key):
         return self._namespace[key]
+
+    def __contains__(self, key):
+        return key in self._namespace
+
+    def keys(self):         # what ``dir()`` lists, as the notebook's shell would
+        return self._namespace.keys()
+
+    def __iter__(self):
+        return iter(self._namespace)
 
     def __setitem__(self, key, value):
         self._namespace[key] = value

@@ -9,26 +9,72 @@ arrays") over its stdin/stdout.  Nothing in the grader imports it.
 
 import contextlib
 import io
+import json
 import operator
 import os
+import stat
 import struct
 import sys
 
 if __package__:  # imported as a module; in the sandbox, the protocol's source runs just before this
-    from .recheck_protocol import MAX_FRAME, decode, encode, handle_kind, pack, read_exactly, unpack, write_frame
+    from .recheck_protocol import (MAX_FRAME, MAX_HEADER, decode, encode, handle_kind, handle_type, pack,
+                                   read_exactly, unpack, write_frame)
 
 
 #: What a test may ask the student's objects, carried out here on the real object; the answers
 #: come back as plain data.  Never a comparison or a truth value: the grader judges those itself.
 OPERATIONS = {"len": len, "iter": iter, "next": next, "str": str,
-              "contains": operator.contains, "getitem": operator.getitem}
+              "contains": operator.contains, "getitem": operator.getitem,
+              "send": lambda generator, value: generator.send(value)}
 MAX_PRINTED = 100_000      # characters of a call's printed output sent back
+MAX_FILES = 10_000               # files of the working directory looked at for changes
+MAX_FILE_BYTES = 32 * 2 ** 20    # bytes of the files the student's code wrote, sent for the tests
+DESCRIBED_JSON = 512 * 2 ** 10   # one described value's JSON, past which it travels as a handle (bytes)
+DESCRIBED_ARRAYS = 16 * 2 ** 20  # one described value's arrays, past which it travels as a handle (bytes)
 
 
 def error_info(error: BaseException) -> dict:
     return {"type": type(error).__name__,
             "mro": [c.__name__ for c in type(error).__mro__],
             "message": str(error)[:2000]}
+
+
+def working_files() -> dict:
+    """``{relative path: (size, mtime)}`` of the regular files in the working directory (symlinks not followed)."""
+    found: dict = {}
+    for folder, subfolders, names in os.walk("."):
+        for name in names:
+            path = os.path.join(folder, name)[2:]
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode):
+                    found[path] = (info.st_size, info.st_mtime_ns)
+            if len(found) >= MAX_FILES:
+                return found
+    return found
+
+
+def changed_files(seen: dict, arrays: list) -> dict:
+    """The files the student's code wrote or removed since ``seen`` (which is brought up to date), as
+    ``{"written": [[path, array index]], "removed": [path]}``: a test that reads one, as in the notebook,
+    finds it (the grader keeps them beside the tests).  At most :data:`MAX_FILE_BYTES` in all."""
+    now = working_files()
+    written, total = [], 0
+    for path, info in sorted(now.items()):
+        if seen.get(path) == info:
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES - total + 1)
+        total += len(data)
+        if total > MAX_FILE_BYTES:
+            raise ValueError(f"the files your code wrote are larger than {MAX_FILE_BYTES // 2 ** 20} MiB in all")
+        import numpy
+        arrays.append(numpy.frombuffer(data, dtype=numpy.uint8))
+        written.append([path, len(arrays) - 1])
+    removed = sorted(set(seen) - set(now))
+    seen.clear()
+    seen.update(now)
+    return {"written": written, "removed": removed}
 
 
 def serve() -> None:
@@ -39,6 +85,9 @@ def serve() -> None:
     sys.stdin = open(os.devnull)
     sys.stdout = sys.stderr = open(os.devnull, "w")
 
+    # As in a kernel: matplotlib's inline backend, which closes a cell's figures once it has run
+    # (a test that counts the lines of the current axes sees that cell's plot only).
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     import numpy  # noqa: F401  (the wire format needs it)
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
@@ -55,12 +104,13 @@ def serve() -> None:
     # ships, or one the student handed in), and the cells are numbered and kept in In/Out.
     sys.path.insert(0, os.getcwd())
     handles: dict[int, object] = {}
+    seen_files = working_files()
 
     def as_handle(obj):
         handles[id(obj)] = obj
-        return {"__handle__": id(obj), "kind": handle_kind(obj)}
+        return {"__handle__": id(obj), "kind": handle_kind(obj), "type": handle_type(obj)}
 
-    def from_handle(key, kind=None):
+    def from_handle(key, kind=None, type_name=None):
         return handles[key]
 
     def send(header, arrays=()):
@@ -84,9 +134,28 @@ def serve() -> None:
             return decode(header["value"], arrays, from_handle, from_callback)
         return callback
 
-    def describe(names):
-        """The student's value for each name that exists; objects travel as handles."""
-        return {name: shell.user_ns[name] for name in names if name in shell.user_ns}
+    def describe(names, arrays):
+        """The student's value for each name that exists, encoded; objects travel as handles.
+
+        So does a value too large to send whole (a list of 362,880 permutations
+        the notebook printed the length of): a test that uses it asks the
+        student's process what it needs (``len``, an item) through the handle.
+        """
+        entries, header_bytes = [], 0
+        for name in names:
+            if name not in shell.user_ns:
+                continue
+            value, mark = shell.user_ns[name], len(arrays)
+            data = encode(value, arrays, as_handle)
+            size = len(json.dumps(data))
+            if (size > DESCRIBED_JSON or header_bytes + size > MAX_HEADER // 2
+                    or sum(a.nbytes for a in arrays[mark:]) > DESCRIBED_ARRAYS):
+                del arrays[mark:]
+                data = as_handle(value)
+                size = len(json.dumps(data))
+            header_bytes += size
+            entries.append([name, data])
+        return {"__dict__": entries}
 
     import signal
 
@@ -119,10 +188,11 @@ def serve() -> None:
                             value = target(*args, **kwargs)
                     elif op == "getattr":
                         value = getattr(handles[header["target"]], header["name"])
-                    else:
-                        value = describe(header["names"])
-                reply = {"op": "return", "value": encode(value, reply_arrays, as_handle),
-                         "stdout": printed.getvalue()[:MAX_PRINTED]}
+                if op == "describe":
+                    encoded = describe(header["names"], reply_arrays)
+                else:
+                    encoded = encode(value, reply_arrays, as_handle)
+                reply = {"op": "return", "value": encoded, "stdout": printed.getvalue()[:MAX_PRINTED]}
             elif op == "advance":    # a test cell, which runs in the grader: numbered and in In, as in the notebook
                 shell.history_manager.store_inputs(shell.execution_count, header["source"], header["source"])
                 shell.execution_count += 1
@@ -134,6 +204,8 @@ def serve() -> None:
             elif op == "assign":     # a test's `name = value` for one of the student's names
                 shell.user_ns[header["name"]] = decode(header["value"], arrays, from_handle, from_callback)
                 reply = {"op": "return", "value": None}
+            elif op == "files":      # what the student's code wrote, for a test that reads it
+                reply = {"op": "return", "value": None, "files": changed_files(seen_files, reply_arrays)}
             elif op == "release":
                 handles.clear()
                 reply = {"op": "return", "value": None}

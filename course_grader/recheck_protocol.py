@@ -8,7 +8,8 @@ dtypes).  Nothing is unpickled, no archive is opened, no ``np.load`` runs.
 
 What the reader accepts (:func:`unpack`, :func:`decode`) is plain data:
 ``None``, booleans, numbers, strings, bytes, NumPy arrays and scalars of the
-allowed dtypes, lists, tuples, dicts, sets, fractions and decimals of those;
+allowed dtypes, lists, tuples, dicts, sets, fractions and decimals of those,
+slices and ``...`` (a test indexes a DataFrame or an array with them);
 anything else the student's process holds travels as an opaque handle that
 the grader never asks to judge itself (:class:`course_grader.student_process.Remote`).
 A payload over a limit, or not in this format, raises :class:`ReplyError`,
@@ -40,6 +41,7 @@ MAX_ARRAYS = 10_000           # arrays in one message
 MAX_DIMS = 32                 # dimensions of one array
 MAX_STRING = 1_000_000        # characters of one string
 MAX_DIGITS = 4_300            # digits of one integer (Python's own limit for int(str))
+MAX_TYPE_NAME = 300           # characters of a handle's type name
 
 #: The dtypes an array may have on the wire (little-endian); text dtypes are checked by kind.
 DTYPES = frozenset(["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8",
@@ -65,6 +67,12 @@ def _scalar_types(np) -> set:
     if not _SCALARS:
         _SCALARS.update(np.dtype(code).type for code in DTYPES)
     return _SCALARS
+
+
+def handle_type(value) -> str:
+    """The qualified name of a handle's type (``matplotlib.patches.Rectangle``), for ``obj.__class__`` in a test."""
+    cls = type(value)
+    return f"{getattr(cls, '__module__', '')}.{getattr(cls, '__qualname__', '')}"[:MAX_TYPE_NAME]
 
 
 def handle_kind(value) -> str:
@@ -94,6 +102,10 @@ def encode(value, arrays: list, as_handle, as_callback=None, depth: int = 0):
         return as_handle(value)
     if value is None or type(value) is bool:
         return value
+    if value is Ellipsis:
+        return {"__ellipsis__": None}
+    if type(value) is slice:
+        return {"__slice__": [inner(value.start), inner(value.stop), inner(value.step)]}
     if type(value) in _scalar_types(np):
         scalar, dtype = value.item(), np.dtype(type(value)).newbyteorder("<").str
         return {"__scalar__": [dtype, [scalar.real, scalar.imag] if isinstance(scalar, complex) else scalar]}
@@ -222,7 +234,7 @@ def _array_entry(entry):
 
 
 def decode(data, arrays: list, from_handle, from_callback=None):
-    """The value ``data`` stands for: plain data, handles from ``from_handle(key, kind)``, callbacks."""
+    """The value ``data`` stands for: plain data, handles from ``from_handle(key, kind, type name)``, callbacks."""
     try:
         return _decode(data, arrays, from_handle, from_callback)
     except ReplyError:
@@ -249,7 +261,7 @@ def _decode(data, arrays, from_handle, from_callback):
         raise ReplyError("a reply that is not in the reply format")
     tag = next(iter(data), None)
     body = data.get(tag)
-    if set(data) - {tag, "frozen", "kind"}:
+    if set(data) - {tag, "frozen", "kind", "type"}:
         raise ReplyError("a reply that is not in the reply format")
     if tag == "__array__" and type(body) is int:
         return arrays[body]
@@ -277,11 +289,16 @@ def _decode(data, arrays, from_handle, from_callback):
     if tag == "__decimal__" and type(body) is str and len(body) <= MAX_DIGITS:
         from decimal import Decimal
         return Decimal(body)
+    if tag == "__slice__" and type(body) is list and len(body) == 3:
+        return slice(*(inner(v) for v in body))
+    if tag == "__ellipsis__" and body is None:
+        return Ellipsis
     if tag == "__complex__" and type(body) is list and len(body) == 2:
         return complex(float(body[0]), float(body[1]))
     if tag == "__handle__" and type(body) is int:
-        kind = data.get("kind", "object")
-        return from_handle(body, kind if kind in HANDLE_KINDS else "object")
+        kind, type_name = data.get("kind", "object"), data.get("type", "")
+        return from_handle(body, kind if kind in HANDLE_KINDS else "object",
+                           type_name if type(type_name) is str and len(type_name) <= MAX_TYPE_NAME else "")
     if tag == "__callback__" and type(body) is int and from_callback is not None:
         return from_callback(body)
     raise ReplyError("a reply that is not in the reply format")

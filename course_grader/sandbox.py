@@ -199,15 +199,20 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     Falls back to resource limits only (with a warning) when isolation is
     unavailable; see :func:`describe`.
     """
+    python = students_python()
+    facts = interpreter_facts(python, tuple(forbid))
+    argv = list(argv)
+    if argv and argv[0] == sys.executable:     # the students' code runs in the course's interpreter
+        argv[0] = python
     spec = {
-        "argv": list(argv), "workdir": os.path.abspath(workdir),
+        "argv": argv, "workdir": os.path.abspath(workdir),
         "limits": limits_from_env(limits), "uid": sandbox_uid(slot),
         "share": [[os.path.abspath(outside), inside] for outside, inside in share],
         "files": dict(files or {}),
         "seal": list(seal), "exclude": list(exclude), "quiet": quiet,
-        "forbid": module_locations(forbid),
-        "python": list(dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])),
-        "hide": unused_package_folders(),
+        "forbid": facts["forbid"],
+        "python": facts["prefixes"],
+        "hide": facts["hide"],
         "venv": None,
     }
     current = mode()
@@ -220,8 +225,8 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     script = os.path.abspath(__file__)
     if current == "off" or missing:
         return [sys.executable, "-I", "-S", script, "limits-only", json.dumps(spec)]
-    venv = os.path.abspath(sys.prefix)
-    if venv != os.path.abspath(sys.base_prefix) and not venv.startswith("/usr/"):
+    venv = os.path.abspath(facts["prefix"])
+    if venv != os.path.abspath(facts["base_prefix"]) and not venv.startswith("/usr/"):
         # A virtual environment lives in the course's repository: inside, it is INSIDE_VENV,
         # so that no command line, link or variable the program can read names the host's folders.
         spec["venv"] = venv
@@ -234,6 +239,62 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
             "--propagation", "private", "--",
             sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
+
+
+def students_python() -> str:
+    """The interpreter that runs the students' code: the course's own (``$ATTENTION_SANDBOX_PYTHON``,
+    the grading command's ``--python``), else the grader's."""
+    return os.environ.get(f"{ENV_PREFIX}_PYTHON") or sys.executable
+
+
+#: (interpreter, forbidden modules) -> its facts; another interpreter is asked once per process
+_FACTS: dict = {}
+
+
+def interpreter_facts(python: str, forbid: tuple = ()) -> dict:
+    """What the sandbox needs to know of ``python``: its installation's prefixes, the package folders
+    it does not use (:func:`unused_package_folders`) and where it finds the forbidden modules.
+
+    The grader's own interpreter answers here; another (a course's environment) is asked by
+    running this file with it (``python -I sandbox.py facts``).
+    """
+    key = (python, tuple(forbid))
+    if key not in _FACTS:
+        if python == sys.executable:
+            _FACTS[key] = own_facts(list(forbid))
+        else:
+            import subprocess
+            done = subprocess.run([python, "-I", os.path.abspath(__file__), "facts", json.dumps(list(forbid))],
+                                  capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                raise SandboxUnavailable(f"the students' Python ({python}) could not describe itself: "
+                                         + (done.stderr.strip().splitlines() or ["no output"])[-1])
+            _FACTS[key] = json.loads(done.stdout)
+    return _FACTS[key]
+
+
+def own_facts(forbid: list) -> dict:
+    """:func:`interpreter_facts` of the interpreter running this code."""
+    return {"prefixes": list(dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])),
+            "prefix": sys.prefix, "base_prefix": sys.base_prefix,
+            "hide": unused_package_folders(), "forbid": module_locations(forbid)}
+
+
+def check_students_python(python: str) -> str:
+    """``python`` as an absolute path, if it can run a notebook and the re-check; else a clear error."""
+    import subprocess
+    found = shutil.which(python) or python
+    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
+        raise SandboxUnavailable(f"--python {python}: no such interpreter (give the path of the course "
+                                 "environment's python, for example course-env/bin/python)")
+    found = os.path.abspath(found)
+    done = subprocess.run([found, "-I", "-c", "import ipykernel, IPython, numpy"], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0:
+        missing = (done.stderr.strip().splitlines() or ["it did not start"])[-1]
+        raise SandboxUnavailable(f"--python {python} cannot run students' notebooks here ({missing}); "
+                                 "the course environment needs ipykernel and numpy (pip install ipykernel numpy)")
+    return found
 
 
 def module_locations(names) -> dict[str, list[str]]:
@@ -528,7 +589,7 @@ def child_env(spec: dict) -> dict:
         "HOME": "/tmp/home", "USER": "student", "LOGNAME": "student", "TMPDIR": "/tmp",
         "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "IPYTHONDIR": "/tmp/home/.ipython", "MPLCONFIGDIR": "/tmp/home/.matplotlib",
-        "JUPYTER_RUNTIME_DIR": "/tmp/home/.jupyter-runtime", "MPLBACKEND": "Agg",
+        "JUPYTER_RUNTIME_DIR": "/tmp/home/.jupyter-runtime",
         # one thread each: predictable, and fair to the other submissions graded in parallel
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1",
@@ -704,7 +765,7 @@ def run_limits_only(spec: dict):
         apply_limits(spec["limits"])
         _only_standard_streams(spec.get("quiet"))
         env = {**os.environ, **{k: v for k, v in child_env(spec).items()
-                                if k.endswith("_THREADS") or k in ("MPLBACKEND", "MALLOC_ARENA_MAX")}}
+                                if k.endswith("_THREADS") or k == "MALLOC_ARENA_MAX"}}
         env.pop("JPY_PARENT_PID", None)
         os.execve(spec["argv"][0], spec["argv"], env)
     if not wall:
@@ -762,6 +823,8 @@ def main(args: list[str]):
         run_inside(json.loads(args[1]))
     elif args[0] == "limits-only":
         run_limits_only(json.loads(args[1]))
+    elif args[0] == "facts":   # asked by another interpreter's grader: see interpreter_facts
+        print(json.dumps(own_facts(json.loads(args[1]) if len(args) > 1 else [])))
     elif args[0] == "describe":
         print(describe())
     elif args[0] == "run":  # python sandbox.py run WORKDIR -- CMD...: for trying it out

@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import inspect
 import os
 import select
 import signal
@@ -25,7 +26,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import types
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,6 +106,32 @@ class NotPlainData(TypeError):
     """
 
 
+#: Special attributes a test may read of the student's object (``f.__wrapped__``, ``f.__name__``); any other
+#: is Python's own machinery probing the stand-in, and is not asked of the student's process.
+FORWARDED_DUNDERS = frozenset({"__wrapped__", "__name__", "__qualname__", "__annotations__", "__defaults__",
+                               "__kwdefaults__", "__dict__", "__self__", "__func__"})
+
+
+def known_class(type_name: str):
+    """The class named ``module.qualname``, if a module the grader has already imported holds it.
+
+    Nothing is imported on the student's word, and a type the wire carries as
+    data (``int``, ``list``, ...) never names a handle's class.
+    """
+    parts = type_name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is None:
+            continue
+        value = module
+        for attribute in parts[cut:]:
+            value = inspect.getattr_static(value, attribute, None)
+        if isinstance(value, type) and value.__module__ != "builtins" and value is not Remote:
+            return value
+        return None
+    return None
+
+
 class Remote:
     """Something that lives in the student's process: a function, a class, an object.
 
@@ -114,20 +143,28 @@ class Remote:
     itself), so an object whose ``__eq__`` always answers yes earns nothing.
     """
 
-    __slots__ = ("_process", "_key", "_label", "_generation", "_kind")
+    __slots__ = ("_process", "_key", "_label", "_generation", "_kind", "_type")
 
-    def __init__(self, process: "StudentProcess", key: int, label: str, kind: str = "object"):
+    def __init__(self, process: "StudentProcess", key: int, label: str, kind: str = "object",
+                 type_name: str = ""):
         object.__setattr__(self, "_process", process)
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_label", label)
         object.__setattr__(self, "_generation", process.generation)
         object.__setattr__(self, "_kind", kind if kind in HANDLE_KINDS else "object")
+        object.__setattr__(self, "_type", type_name)
+
+    @property
+    def __class__(self):
+        """The class of the student's object, where the grader has it too (``ch.__class__ ==
+        matplotlib.patches.Rectangle``, ``isinstance(ch, Rectangle)``); else :class:`Remote`."""
+        return known_class(self._type) or Remote
 
     def __call__(self, *args, **kwargs):
         return self._process.request("call", self, args=args, kwargs=kwargs)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in FORWARDED_DUNDERS:
             raise AttributeError(name)
         return self._process.request("getattr", self, name=name)
 
@@ -203,6 +240,17 @@ class StudentProcess:
         self.call_deadline = 0.0   # set by the caller before a test cell runs
         self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
         self.calls: list | None = None        # while a test runs: its calls of those (mistakes.Call)
+        self._generators = weakref.WeakKeyDictionary()   # generator here -> the student's, as a Remote
+
+    def _handle(self, key: int, kind: str, label: str, type_name: str = ""):
+        """What the grader holds for an object of the student's: a :class:`Remote`, and for a
+        generator a real generator here that drives the student's (:func:`driving`)."""
+        remote = Remote(self, key, label, kind, type_name)
+        if kind != "generator":
+            return remote
+        generator = driving(remote)
+        self._generators[generator] = remote
+        return generator
 
     # -- life cycle ---------------------------------------------------------
 
@@ -302,7 +350,7 @@ class StudentProcess:
     def _value(self, reply: dict, arrays: list, label: str):
         """The reply's value as plain data and handles; a malformed one is the process's fault."""
         try:
-            return decode(reply.get("value"), arrays, lambda key, kind: Remote(self, key, label, kind), None)
+            return decode(reply.get("value"), arrays, lambda key, kind, type_name: self._handle(key, kind, label, type_name), None)
         except ReplyError as error:
             self.kill()
             raise StudentProcessError(_refused(error)) from None
@@ -352,16 +400,17 @@ class StudentProcess:
 
     # -- encoding helpers ---------------------------------------------------
 
-    def _remote(self, key, kind="object"):
-        return Remote(self, key, "an argument your code passed", kind)
+    def _remote(self, key, kind="object", type_name=""):
+        return self._handle(key, kind, "an argument your code passed", type_name)
 
     def _as_callback(self, function):
-        if type(function) is Remote:      # the student's own function: it goes back as itself
+        if type(function) in (Remote, types.GeneratorType):   # the student's own: it goes back as itself
             return self._as_reference(function)
         self._callbacks[id(function)] = function
         return {"__callback__": id(function)}
 
     def _as_reference(self, value):
+        value = self._generators.get(value, value) if type(value) is types.GeneratorType else value
         if type(value) is Remote:
             if value._generation != self.generation:
                 raise StudentProcessError("the student's process was restarted; this object is gone")
@@ -457,19 +506,50 @@ class StudentProcess:
             if reply.get("op") == "raise":
                 raise _exception_from(reply.get("error"))
 
+    def changed_files(self, deadline: float) -> tuple[dict[str, bytes], list[str]]:
+        """``({path: content}, [removed path])``: what the student's code wrote or removed in its
+        working directory since the last time it was asked (:mod:`course_grader.written_files`)."""
+        if not self.alive():
+            return {}, []
+        reply, arrays = self._exchange({"op": "files"}, [], deadline)
+        if reply["op"] == "raise":
+            raise _exception_from(reply.get("error"))
+        files = reply.get("files")
+        try:
+            written = {path: arrays[index].tobytes() for path, index in files["written"]
+                       if type(path) is str and arrays[index].dtype == "|u1" and arrays[index].ndim == 1}
+            removed = [path for path in files["removed"] if type(path) is str]
+        except (TypeError, KeyError, IndexError, ValueError):
+            self.kill()
+            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format"))) from None
+        return written, removed
+
     def describe(self, names: list[str], deadline: float) -> dict:
         """``{name: Remote | value | missing}`` for the names a test may use."""
         self.ensure(deadline)
         reply, arrays = self._exchange({"op": "describe", "names": list(names)}, [], deadline)
         if reply["op"] == "raise":
             raise _exception_from(reply.get("error"))
+        entries = reply.get("value", {}).get("__dict__") if type(reply.get("value")) is dict else None
+        if type(entries) is not list or not all(type(e) is list and len(e) == 2 and e[0] in names
+                                                for e in entries):
+            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
         described = {}
-        for name in names:      # each value labelled with its name, the grader's word for it
-            values = self._value(reply, arrays, name)
-            if type(values) is not dict:
-                raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
-            if name in values:
-                described[name] = values[name]
+        for name, data in entries:      # each value labelled with its name, the grader's word for it
+            described[name] = self._value({"value": data}, arrays, name)
         self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
         return described
+
+
+def driving(remote: Remote):
+    """A generator here that drives the student's generator ``remote``: ``next`` and ``send`` are
+    carried out there, the values come back as plain data.  A test may ask
+    ``isinstance(g, types.GeneratorType)`` of it, as of the student's own in the notebook."""
+    sent = None
+    while True:
+        try:
+            value = remote._apply("next") if sent is None else remote._apply("send", sent)
+        except StopIteration:
+            return
+        sent = yield value
 

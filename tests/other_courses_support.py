@@ -133,6 +133,15 @@ def students(course: str, assignment: str, released: Path) -> dict[str, dict[str
     return {student: {**extra, **notebooks} for student, (extra, notebooks) in submissions.items()}
 
 
+def as_jupyter_saves_it(nb):
+    """A notebook with cells added (which carry ids) saved as Jupyter saves it: format 4.5, every cell with an id."""
+    if nb.nbformat_minor < 5 and any("id" in cell for cell in nb.cells):
+        nb.nbformat_minor = 5
+        for cell in nb.cells:
+            cell.setdefault("id", nbformat.v4.new_code_cell().id)
+    return nb
+
+
 def write_student(folder: Path, content: dict):
     for relative, item in content.items():
         path = folder / relative
@@ -140,7 +149,7 @@ def write_student(folder: Path, content: dict):
         if isinstance(item, bytes):
             path.write_bytes(item)
         else:
-            nbformat.write(item, path)
+            nbformat.write(as_jupyter_saves_it(copy.deepcopy(item)), path)
 
 
 def cell_scores(db: Path, assignment: str, student_ids) -> dict[str, dict[str, float]]:

@@ -103,8 +103,11 @@ class CleanRecheck(NbGraderPreprocessor):
         solutions_here, given = self._source_code_cells(names)
         setup = set().union(*(set().union(*instructor_code.top_level_names(c.source)) for c in cells
                               if c.kind == "setup"))
-        api, imports = assignment_names(solutions + solutions_here, given, setup)
+        folder = hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"]).parent
+        api, imports = assignment_names(solutions + solutions_here, given, setup,
+                                        instructor_code.local_modules(folder))
         return cells, api, imports
+
     def _flag_tampering(self, cells, report: GradingReport) -> None:
         student_code = "\n".join(c.source for c in cells if c.kind == "student")
         for pattern, reason in self.patterns:
@@ -217,21 +220,26 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
     return cells
 
 
-def assignment_names(solutions, given=(), setup=frozenset()) -> tuple[list[str], dict]:
+def assignment_names(solutions, given=(), setup=frozenset(), local=frozenset()) -> tuple[list[str], dict]:
     """``(names, imports)`` of the instructor's solution cells and given cells (ordinary cells).
 
     ``names``: what they define at top level (functions, classes,
     assignments), whose student's values a test gets; ``imports``: ``{name:
     (module, attribute)}`` of what they import, which the grader imports
-    itself.  A name both defined and imported is the student's; a name a
-    given cell shares with a setup cell (``setup``: names the setup cells
-    define, which run in the grader too) stays the setup cell's.
+    itself.  A name both defined and imported is the student's; so is what a
+    solution cell imports from one of the assignment's own modules (``local``,
+    :func:`course_grader.instructor_code.local_modules`): the module's state
+    is what the student's code made of it (``mark_as_counted(2)``, then a test
+    asks ``check_if_counted(2)``).  A name a given cell shares with a setup
+    cell (``setup``: names the setup cells define, which run in the grader
+    too) stays the setup cell's.
     """
     defined: set[str] = set()
     imports: dict = {}
     for source in solutions:
         cell_defined, cell_imports = instructor_code.top_level_names(source)
-        defined |= cell_defined
+        defined |= cell_defined | {name for name, (module, _) in cell_imports.items()
+                                   if module.split(".")[0] in local}
         imports.update(cell_imports)
     for source in given:
         cell_defined, cell_imports = instructor_code.top_level_names(source)

@@ -224,3 +224,88 @@ def test_tests_that_read_ipythons_history_see_the_notebooks_numbering(tmp_path):
              Cell(4, "test", "assert len(In) == 6 and In[5].startswith('assert len(In)')", "u")]
     result = rerun(cells, [], str(tmp_path), {2, 4}, cell_timeout=10, notebook_timeout=60)
     assert result.failures == {}
+
+
+def test_a_large_value_travels_only_if_a_test_uses_it_and_then_as_a_handle(tmp_path):
+    """The notebook built 400,000 tuples and printed how many; only the test that uses them asks."""
+    code = "output = [(i,) * 9 for i in range(400_000)]\ndef f():\n    return 1"
+    tests = ["assert f() == 1", "assert len(output) == 400_000 and output[3] == (3,) * 9"]
+    failures, result = verdicts([code], tests, ["output", "f"], tmp_path)
+    assert failures == [None, None] and not result.unverifiable
+
+
+def test_a_students_generator_is_a_generator_here_too(tmp_path):
+    code = ("def fibonacci():\n    a, b = 0, 1\n    while True:\n        yield a\n        a, b = b, a + b\n"
+            "def running_total():\n    total = 0\n    while True:\n        total += (yield total) or 0")
+    tests = ["import types\nfrom itertools import islice\nassert isinstance(fibonacci(), types.GeneratorType)\n"
+             "assert list(islice(fibonacci(), 6)) == [0, 1, 1, 2, 3, 5]",
+             "g = running_total()\nassert next(g) == 0 and g.send(5) == 5 and g.send(2) == 7",
+             "assert list(islice(fibonacci(), 3)) == [0, 1, 2]"]      # wrong on purpose: it must fail
+    failures, _ = verdicts([code], tests[:2] + ["from itertools import islice\n" + tests[2]],
+                           ["fibonacci", "running_total"], tmp_path)
+    assert failures[:2] == [None, None] and "AssertionError" in failures[2]
+
+
+def test_dir_in_a_test_lists_the_students_names_as_the_notebook_does(tmp_path):
+    test = ("if 'vec' not in dir():\n    raise ValueError(\"You haven't created the variable 'vec' yet!\")\n"
+            "assert type(vec) == np.ndarray and vec.tolist() == [5, 3]")
+    failures, _ = verdicts(["vec = np.array([5, 3])"], [test], ["vec"], tmp_path)
+    assert failures == [None]
+    failures, _ = verdicts(["vector = np.array([5, 3])"], [test], ["vec"], tmp_path)
+    assert "You haven't created the variable 'vec' yet" in failures[0]
+
+
+def test_a_test_may_index_the_students_frame_with_slices(tmp_path):
+    code = "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3], 'b': [4, 5, 6]})"
+    tests = ["assert list(frame.loc[:, 'b']) == [4, 5, 6] and list(frame.iloc[::2, 0]) == [1, 3]"]
+    failures, result = verdicts([code], tests, ["frame"], tmp_path)
+    assert failures == [None] and not result.unverifiable
+
+
+def test_a_test_reads_the_files_the_students_code_wrote_and_the_submission_is_left_alone(tmp_path):
+    code = ("import os\nos.makedirs('out', exist_ok=True)\nopen('out/table.tsv', 'w').write('a\\tb\\n1\\t2\\n')\n"
+            "open('notes.txt', 'w').write('first')\nos.symlink('/etc/hostname', 'link.txt')")
+    tests = ["assert open('out/table.tsv').read().split() == ['a', 'b', '1', '2']",
+             "import os\nassert open('notes.txt').read() == 'again' and not os.path.exists('link.txt')"]
+    cells = [Cell(0, "student", code), Cell(1, "test", tests[0], "t0"),
+             Cell(2, "student", "open('notes.txt', 'w').write('again')"), Cell(3, "test", tests[1], "t1")]
+    result = rerun(cells, [], str(tmp_path), {1, 3}, cell_timeout=10, notebook_timeout=60)
+    assert result.failures == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == []      # written beside the tests, not into it
+
+
+def test_what_a_given_cell_imports_from_a_folder_it_put_on_the_path_is_the_students(tmp_path):
+    """The grader cannot import it itself (the notebook put ``code/`` on ``sys.path``), so the
+    test gets the student's process's copy, rather than a NameError."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "utilities.py").write_text("def bounding_box(points):\n    xs, ys = zip(*points)\n"
+                                                    "    return min(xs), max(xs), min(ys), max(ys)\n")
+    cells = [Cell(0, "student", "import sys\nsys.path.append('code')\nfrom utilities import bounding_box"),
+             Cell(1, "test", "assert bounding_box([(0, 1), (2, 3)]) == (0, 2, 1, 3)", "t")]
+    result = rerun(cells, [], str(tmp_path), {1}, cell_timeout=10, notebook_timeout=60,
+                   given_imports={"bounding_box": ("utilities", "bounding_box")})
+    assert result.failures == {} and not result.unverifiable
+
+
+def test_a_cells_figures_are_closed_when_it_ends_as_in_a_kernel(tmp_path):
+    cells = [Cell(0, "student", "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.plot([2, 1])"),
+             Cell(1, "student", "plt.plot([1, 2], 'g--D')\nax2check = plt.gca()"),
+             Cell(2, "test", "assert len(ax2check.get_lines()) == 1, 'one line'", "t")]
+    result = rerun(cells, ["ax2check"], str(tmp_path), {2}, cell_timeout=30, notebook_timeout=90)
+    assert result.failures == {}
+
+
+def test_a_test_may_ask_the_class_of_the_students_objects_and_read_what_functools_wraps_keeps(tmp_path):
+    code = ("import functools\nimport matplotlib.pyplot as plt\nfig, ax2check = plt.subplots()\n"
+            "ax2check.hist([1, 2, 2, 3], bins=3)\n"
+            "def deduplicate(f):\n    @functools.wraps(f)\n    def wrapper(*args):\n"
+            "        return f(*sorted(set(args)))\n    return wrapper\n"
+            "@deduplicate\ndef total(*args):\n    return sum(args)\n"
+            "class Fake:\n    pass\nFake.__module__, Fake.__qualname__ = 'builtins', 'int'\nfake = Fake()")
+    tests = ["import matplotlib\nrect = [ch for ch in ax2check.get_children() if ch.__class__ == matplotlib.patches.Rectangle]\n"
+             "assert len(rect) == 4 and isinstance(rect[0], matplotlib.patches.Rectangle)",
+             "assert total(1, 1, 2) == 3 and total.__name__ == 'total' and total.__wrapped__(1, 1, 2) == 4",
+             "assert isinstance(fake, int)"]     # a type the wire carries as data never names a handle's class
+    failures, _ = verdicts([code], tests, ["ax2check", "total", "fake"], tmp_path,
+                           given_imports={"plt": ("matplotlib.pyplot", None)})   # as the notebook imports it
+    assert failures[:2] == [None, None] and "AssertionError" in failures[2]

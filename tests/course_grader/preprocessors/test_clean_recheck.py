@@ -52,6 +52,24 @@ def test_the_assignments_names_are_what_the_solution_and_given_cells_define_at_t
     assert imports == {"np": ("numpy", None), "sqrt": ("math", "sqrt")}   # the grader imports these itself
 
 
+def test_what_a_solution_cell_imports_from_the_assignments_own_module_is_the_students(tmp_path):
+    """The module's state is what the student's code made of it (cs1302's ``markposition``);
+    a library, or the assignment's module imported by a given cell, stays the grader's."""
+    from course_grader.instructor_code import local_modules
+
+    (tmp_path / "markposition.py").write_text("_counted = 0\n")
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "utilities.py").write_text("")
+    assert local_modules(tmp_path) == {"markposition", "helpers", "utilities"}
+    names, imports = assignment_names(
+        ["from markposition import mark_as_counted, check_if_counted\nimport numpy as np", "import helpers.io"],
+        given=["from utilities import bounding_box"], local=local_modules(tmp_path))
+    assert names == ["check_if_counted", "helpers", "mark_as_counted"]
+    assert imports == {"np": ("numpy", None), "bounding_box": ("utilities", "bounding_box")}
+
+
 TAMPERING = ["np.testing.assert_allclose = lambda *a, **k: None", "numpy.allclose = lambda *a: True",
              "import builtins", "get_ipython().events.register('pre_run_cell', f)", "AssertionError = Exception",
              "os._exit(0)", "open('../../gradebook.db')"]
