@@ -17,7 +17,8 @@ session (under a file lock, as :func:`grading_support.graded_batch` does):
   so ``Execute.kernel_name = "python3"``, as the course's own configuration
   would set it on a machine without XPython;
 * with **the grading command**, :func:`course_grader.grade.grade` with this
-  course's grading pipeline and the other course's source folder and id
+  course's grading pipeline, the other course's own ``nbgrader_config.py`` on
+  top where it ships one (``--course-config``), and its source folder and id
   (``--source-dir``/``--course-id``), as ``tests/course_grader/test_another_course.py``
   grades nbgrader's ``ps1``.
 """
@@ -189,10 +190,12 @@ def _grade(folder: Path, course: str, assignment: str) -> dict:
     inbox = folder / "inbox"
     for student, content in submissions.items():
         write_student(inbox / student, content)
+    their_config = COURSES / course / "nbgrader_config.py"   # the course's own, where it ships one
     report = grade.grade(inbox, assignment, folder / "course", workers=2, limits=LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py",
                          course={"source_directory": COURSES / course / "source",
-                                 "course_id": ASSIGNMENTS[(course, assignment)]})
+                                 "course_id": ASSIGNMENTS[(course, assignment)]},
+                         course_config=their_config if their_config.is_file() else None)
     return {"students": sorted(submissions), "plain_log": plain_log, "report": report,
             "plain": cell_scores(plain_root / "gradebook.db", assignment, submissions),
             "ours": cell_scores(folder / "course" / "gradebook.db", assignment, submissions)}
