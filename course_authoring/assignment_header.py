@@ -4,7 +4,10 @@ Each source notebook in ``solutions/`` has, after its title cell, the
 "How this assignment works" cell (:data:`INSTRUCTIONS`, the whole cell) and a
 first code cell that begins with :data:`HELPERS` (the checks the tests call
 and, last, ``decode_reference``, the decoder of the hidden tests' data; what
-follows it in that cell belongs to the assignment).  Edit them here, then run
+follows it in that cell belongs to the assignment); its last cell is
+:data:`PRACTICE`, the student's call for practice feedback
+(:mod:`course_grader.practice`), tagged :data:`PRACTICE_TAGS` so that a graded
+run does not execute it.  Edit them here, then run
 ``python -m course_authoring.references`` (which rewrites them in every notebook)
 and ``python -m course_authoring.exercises``;
 ``tests/course_authoring/test_exercise_references.py`` fails while a notebook differs.
@@ -62,3 +65,13 @@ def decode_reference(text):
         case, name = key.split("/", 1)
         cases.setdefault(case, {})[name] = array.reshape(tuple(shape)).copy()
     return cases'''
+
+PRACTICE = """\
+# Practice feedback, for you (not a grade): this assignment's hidden tests and its catalogue of
+# common mistakes, run on this notebook as last saved (save it first), with practice inputs.
+# It needs the course installed (see the Exercises page); a graded run skips this cell.
+from course_grader.practice import check
+
+check()"""
+#: nbclient's tag for a cell it does not execute (``course_grader.practice.SKIP_TAG``)
+PRACTICE_TAGS = ["skip-execution"]

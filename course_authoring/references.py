@@ -855,6 +855,22 @@ def with_shared_helpers(source: str, path) -> str:
     return assignment_header.HELPERS + ("\n" + "".join(rest) if rest else "")
 
 
+def with_practice_cell(nb) -> bool:
+    """Make the notebook's last cell the practice call (assignment_header.PRACTICE); whether it changed."""
+    import nbformat
+
+    last = nb.cells[-1] if nb.cells else None
+    if last is not None and last.cell_type == "code" and "course_grader.practice" in last.source:
+        changed = last.source != assignment_header.PRACTICE or last.metadata.get("tags") != \
+            assignment_header.PRACTICE_TAGS
+        last.source = assignment_header.PRACTICE
+        last.metadata["tags"] = list(assignment_header.PRACTICE_TAGS)
+        return changed
+    nb.cells.append(nbformat.v4.new_code_cell(assignment_header.PRACTICE,
+                                              metadata={"tags": list(assignment_header.PRACTICE_TAGS)}))
+    return True
+
+
 def rewrite(paths=None, names=None) -> list[str]:
     """Regenerate the shared cells and the blocks in the source notebooks; returns the block names rewritten."""
     import nbformat
@@ -869,6 +885,7 @@ def rewrite(paths=None, names=None) -> list[str]:
         helpers = with_shared_helpers(first_code.source, path)
         changed |= helpers != first_code.source
         first_code.source = helpers
+        changed |= with_practice_cell(nb)
         for cell in nb.cells:
             for name in blocks_in(cell.source):
                 if names and name not in names:

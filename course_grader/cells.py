@@ -54,3 +54,12 @@ def grade_id(cell) -> str:
 def is_test(cell) -> bool:
     """An autograded test cell: a graded code cell that is not a solution."""
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+#: nbclient's tag for a cell it does not execute (this course's practice call has it): the grader
+#: skips it too, wherever it runs a notebook's code (the re-check, the reference solution).
+SKIP_TAG = "skip-execution"
+
+
+def is_skipped(cell) -> bool:
+    return SKIP_TAG in cell.get("metadata", {}).get("tags", [])

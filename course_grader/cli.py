@@ -117,9 +117,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["merge"]:
         return merge_main(argv[1:])
+    if argv[:1] == ["practice"]:
+        from .practice import main as practice_main
+        return practice_main(argv[1:])
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION,
                                      epilog="python -m course_grader merge SHARD_DIR... --assignment A "
-                                            "combines the course directories of --shard runs.",
+                                            "combines the course directories of --shard runs.\n"
+                                            "python -m course_grader practice NOTEBOOK gives a student "
+                                            "practice feedback on their own notebook (not a grade).",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
     _course_options(parser)

@@ -60,7 +60,7 @@ from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
 from . import instructor_code, student_process
-from .cells import HIDDEN_NOT_RUN, fail, grade_id, is_test
+from .cells import HIDDEN_NOT_RUN, fail, grade_id, is_skipped, is_test
 
 SECRET_FILE = ".hidden-tests-secret"
 
@@ -401,7 +401,7 @@ def run_solution(nb, label: str, folder=None) -> dict:
             instructor_code.working_directory(folder):
         for cell in nb.cells:
             info = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")):
+            if cell.cell_type != "code" or (info.get("grade") and not info.get("solution")) or is_skipped(cell):
                 continue
             exec(compile(instructor_code.python_source(cell.source), f"<{label}: {info.get('grade_id', 'cell')}>",
                          "exec"), namespace)

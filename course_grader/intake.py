@@ -12,6 +12,7 @@ with the notebooks, up to ``limits.FILES_PER_STUDENT_BYTES``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import shutil
@@ -333,9 +334,19 @@ def read_repaired(path: Path):
 
 
 def _copy_files(folder: Path, target: Path, sub: Submission):
-    """The student's files other than notebooks, regular files only, up to MAX_FILES_BYTES in all."""
+    left_out = copy_student_files(folder, target)
+    if left_out:
+        sub.notes.append(f"files beyond {MAX_FILES_BYTES >> 20} MB in all were left out: {', '.join(left_out[:5])}")
+
+
+def copy_student_files(folder: Path, target: Path, max_files: int = 10_000) -> list[str]:
+    """The student's files other than notebooks, regular files only, up to MAX_FILES_BYTES in all
+    (and ``max_files`` looked at); returns the paths left out."""
     budget, left_out = MAX_FILES_BYTES, []
-    for path in sorted(folder.rglob("*")):
+    found = list(itertools.islice(folder.rglob("*"), max_files + 1))
+    if len(found) > max_files:
+        left_out.append(f"everything beyond the first {max_files} entries of the folder")
+    for path in sorted(found[:max_files]):
         relative = path.relative_to(folder)
         if (path.suffix == ".ipynb" or path.is_symlink() or not path.is_file()
                 or any(part.startswith(".") or part in IGNORED_PARTS for part in relative.parts)):
@@ -347,8 +358,7 @@ def _copy_files(folder: Path, target: Path, sub: Submission):
         budget -= size
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target / relative)
-    if left_out:
-        sub.notes.append(f"files beyond {MAX_FILES_BYTES >> 20} MB in all were left out: {', '.join(left_out[:5])}")
+    return left_out
 
 
 def write_blank(release: Path, destination: Path, notes: list[str]):

@@ -593,6 +593,7 @@ def child_env(spec: dict) -> dict:
         # one thread each: predictable, and fair to the other submissions graded in parallel
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1",
+        f"{ENV_PREFIX}_INSIDE": "1",   # what runs here is being graded (course_grader.practice does nothing)
     }
 
 
@@ -765,7 +766,7 @@ def run_limits_only(spec: dict):
         apply_limits(spec["limits"])
         _only_standard_streams(spec.get("quiet"))
         env = {**os.environ, **{k: v for k, v in child_env(spec).items()
-                                if k.endswith("_THREADS") or k == "MALLOC_ARENA_MAX"}}
+                                if k.endswith("_THREADS") or k in ("MALLOC_ARENA_MAX", f"{ENV_PREFIX}_INSIDE")}}
         env.pop("JPY_PARENT_PID", None)
         os.execve(spec["argv"][0], spec["argv"], env)
     if not wall:

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import re
+import runpy
 from pathlib import Path
 
 import nbformat
@@ -61,6 +62,23 @@ def edited(nb, gid: str, old: str, new: str, count: int = 1):
     target = cell(nb, gid)
     assert target.source.count(old) == count, f"{old!r} occurs {target.source.count(old)} times in {gid}"
     target.source = target.source.replace(old, new)
+    return nb
+
+
+# The catalogue of plausible wrong answers is the grader's own (solutions/<assignment>/mistakes.py):
+# name: (edits [(cell, old, new[, count])], cells that must score 0, cells that must keep full marks)
+WRONG_ANSWERS = {assignment: {name: (entry["edits"], entry["fails"], entry["passes"])
+                              for name, entry in runpy.run_path(
+                                  str(SOLUTIONS / assignment / "mistakes.py"))["MISTAKES"].items()}
+                 for assignment in ASSIGNMENTS}
+
+
+def wrong_answer(assignment: str, name: str):
+    """The exercise solved with the catalogued mistake ``name`` made (its edits applied)."""
+    nb = solved_notebook(assignment)
+    for edit in WRONG_ANSWERS[assignment][name][0]:
+        cell_id, old, new, *count = edit
+        nb = edited(nb, cell_id, old, new, *(count or [1]))
     return nb
 
 

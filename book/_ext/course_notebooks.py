@@ -16,7 +16,8 @@ the notebook was built from (:func:`built_from`), showing pip's progress, and,
 offline, stops with one sentence saying what to do.  The chapters' sources do
 not carry it: in the repository the package is installed.
 The student notebooks of the exercises (``book/exercises/**/*.ipynb``) are copied
-there unchanged.
+there as they are, but for their last cell, the practice call: it first installs,
+where it is missing, the grader at the same commit (``[practice]``, no data).
 
 The Sphinx extension ``course_sphinx`` calls :func:`write_notebooks` at the
 end of every build and points the download and launch buttons at the files.
@@ -107,15 +108,42 @@ def built_from(root: Path = BOOK) -> str:
     return found.stdout.strip()
 
 
-def install_cell(repository_url: str, version: str) -> str:
-    """The install cell's source, installing ``version`` (a commit, tag or branch) of the repository."""
+def install_cell(repository_url: str, version: str, **settings: str) -> str:
+    """The install cell's source, installing ``version`` (a commit, tag or branch) of the repository.
+
+    ``settings`` replace the template's other ``NAME = "..."`` lines (``EXTRAS``, ``NEEDS``).
+    """
     source = INSTALL_TEMPLATE.read_text()
-    for name, value in (("REPOSITORY", repository_url), ("VERSION", version)):
+    for name, value in (("REPOSITORY", repository_url), ("VERSION", version), *settings.items()):
         pattern = re.compile(rf'^{name} = "[^"\n]*"', re.MULTILINE)
         source, count = pattern.subn(lambda _: f'{name} = "{value}"', source)
         if count != 1:
             raise ValueError(f"{INSTALL_TEMPLATE.name}: expected one line `{name} = \"...\"`")
     return source.rstrip("\n")
+
+
+def practice_install_cell(repository_url: str, version: str) -> str:
+    """The install lines an exercise's practice call gets: the grader (``[practice]``), no data."""
+    source = install_cell(repository_url, version, EXTRAS="practice", NEEDS="nbgrader")
+    source, count = re.subn(r"^DATA = \[.*$", "DATA = []", source, flags=re.MULTILINE)
+    if count != 1:
+        raise ValueError(f"{INSTALL_TEMPLATE.name}: expected one line `DATA = [...]`")
+    return source
+
+
+#: The last cell of every exercise (course_authoring/assignment_header.py's PRACTICE)
+PRACTICE_CALL = "from course_grader.practice import check"
+
+
+def with_practice_install(notebook_text: str, install: str) -> str:
+    """An exercise notebook whose practice cell first installs what it needs (Colab has none of it)."""
+    import nbformat
+
+    notebook = nbformat.reads(notebook_text, as_version=nbformat.NO_CONVERT)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and PRACTICE_CALL in cell.source:
+            cell.source = install + "\n\n" + cell.source
+    return nbformat.writes(notebook) + "\n"
 
 
 def pinned_version(cell_source: str) -> str:
@@ -191,6 +219,7 @@ def write_notebooks(outdir: Path, root: Path = BOOK, references=None,
     The chapters' install cells install ``version`` (default: :func:`built_from`).
     """
     install = install_cell(repository(root)[0], version or built_from(root))
+    practice_install = practice_install_cell(repository(root)[0], version or built_from(root))
     written = []
     for docname in notebook_docnames(root):
         target = outdir / f"{docname}.ipynb"
@@ -204,7 +233,7 @@ def write_notebooks(outdir: Path, root: Path = BOOK, references=None,
             if ".ipynb_checkpoints" in path.parts:
                 continue
             target = outdir / path.relative_to(root)
-            _write_if_changed(target, path.read_bytes())
+            _write_if_changed(target, with_practice_install(path.read_text(), practice_install).encode())
             written.append(target)
     return written
 

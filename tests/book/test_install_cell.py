@@ -160,3 +160,20 @@ def test_offline_the_install_cell_says_what_to_do_in_one_sentence(tmp_path):
     assert "Traceback" not in streams + sentence and "error:" not in streams.lower()
     assert f"{UNREACHABLE}@{HEAD}" in streams   # pip's progress: what it is collecting
     assert not (tmp_path / "target").exists()   # nothing was installed
+
+
+def test_an_exercises_practice_call_installs_the_grader_of_its_commit_and_no_data():
+    cell = course_notebooks.practice_install_cell(REPOSITORY, HEAD)
+    [course] = run_cell_with_pip(cell, installed=False)
+    requirement = Requirement(course[-1])
+    assert requirement.extras == {"practice"} and requirement.url == f"git+{REPOSITORY}@{HEAD}"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "practice" in project["optional-dependencies"]
+    assert run_cell_with_pip(cell, installed=True) == []
+
+
+def test_the_published_practice_cell_installs_then_checks():
+    exercise = sorted((ROOT / "book" / "exercises").glob("*/*.ipynb"))[0]
+    published = course_notebooks.with_practice_install(exercise.read_text(), "INSTALL LINES")
+    last = nbformat.reads(published, as_version=4).cells[-1]
+    assert last.source.startswith("INSTALL LINES\n\n") and last.source.endswith("check()")

@@ -64,6 +64,9 @@ def test_every_assignment_has_the_shared_cells_from_their_one_source():
         assert instructions.source == references.assignment_header.INSTRUCTIONS, path.name
         assert first_code.source.startswith(references.assignment_header.HELPERS), path.name
         assert references.with_shared_helpers(first_code.source, path) == first_code.source, path.name
+        last = nb.cells[-1]       # the practice call, which a graded run skips
+        assert (last.source, last.metadata.get("tags")) == (references.assignment_header.PRACTICE,
+                                                           references.assignment_header.PRACTICE_TAGS), path.name
 
 
 def test_rewrite_restores_edited_shared_cells_and_keeps_the_assignments_own_code(tmp_path):
@@ -78,12 +81,15 @@ def test_rewrite_restores_edited_shared_cells_and_keeps_the_assignments_own_code
     original = first_code.source
     instructions.source += "\nan edit"
     first_code.source = first_code.source.replace("def check_close(", "def check_close_edited(")
+    nb.cells[-1].metadata["tags"] = []           # the practice call's tag lost
     nbformat.write(nb, path)
     references.rewrite(paths=[path], names=["no block"])
     nb = nbformat.read(path, as_version=4)
     instructions, first_code = references.shared_cells(nb, path)
     assert instructions.source == references.assignment_header.INSTRUCTIONS
     assert first_code.source == original and "def layer_norm(" in original   # a5's own given code kept
+    assert nb.cells[-1].metadata["tags"] == references.assignment_header.PRACTICE_TAGS
+    assert sum("course_grader.practice" in c.source for c in nb.cells) == 1
 
 
 def test_the_notebooks_decoder_reads_what_the_generator_encodes():

@@ -12,29 +12,16 @@ import runpy
 
 import pytest
 
-from grading_support import (ASSIGNMENTS, HIDDEN_BLOCK, ROOT, cell_scores, edited, feedback_html,
-                             graded_batch, max_scores, solved_notebook, student_notebook, written_answers)
+from grading_support import (ASSIGNMENTS, HIDDEN_BLOCK, ROOT, WRONG_ANSWERS, cell_scores, feedback_html,
+                             graded_batch, max_scores, solved_notebook, student_notebook, wrong_answer,
+                             written_answers)
 
-# The catalogue of plausible wrong answers is the grader's own (solutions/<assignment>/mistakes.py):
-# name: (edits [(cell, old, new[, count])], cells that must score 0, cells that must keep full marks)
-WRONG_ANSWERS = {assignment: {name: (entry["edits"], entry["fails"], entry["passes"])
-                              for name, entry in runpy.run_path(
-                                  str(ROOT / "solutions" / assignment / "mistakes.py"))["MISTAKES"].items()}
-                 for assignment in ASSIGNMENTS}
-
-
-def _wrong(assignment, name):
-    nb = solved_notebook(assignment)
-    for edit in WRONG_ANSWERS[assignment][name][0]:
-        cell_id, old, new, *count = edit
-        nb = edited(nb, cell_id, old.replace("\n", "\n"), new, *(count or [1]))
-    return nb
 
 
 def _batch(tmp_path_factory, assignment):
     submissions = {"solution": solved_notebook(assignment), "blank": student_notebook(assignment)}
     for name in WRONG_ANSWERS[assignment]:
-        submissions[name.replace("_", "-")] = _wrong(assignment, name)
+        submissions[name.replace("_", "-")] = wrong_answer(assignment, name)
     return graded_batch(tmp_path_factory, assignment, assignment, submissions)
 
 
@@ -115,3 +102,13 @@ def test_grades_csv_matches_the_gradebook(tmp_path_factory, assignment):
     for student, row in rows.items():
         assert row["assignment"] == assignment
         assert float(row["score"]) == sum(cell_scores(report, student).values())
+
+
+def test_a_graded_run_does_not_execute_the_practice_call(tmp_path_factory):
+    """The last cell (course_grader.practice, tagged skip-execution) is skipped by the graded run."""
+    from grading_support import autograded
+
+    report = _batch(tmp_path_factory, "a1_softmax_additive")
+    last = autograded(report, "solution").cells[-1]
+    assert "course_grader.practice" in last.source and last.metadata.get("tags") == ["skip-execution"]
+    assert last.outputs == [] and last.execution_count is None

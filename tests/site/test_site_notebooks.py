@@ -68,11 +68,17 @@ def test_published_notebook(site, docname):
     assert all(c.outputs == [] and c.execution_count is None for c in published)
 
 
-def test_exercise_notebooks_are_published_unchanged(site):
-    """The student notebooks (nbgrader metadata and all) are downloadable from the site as they are."""
+def test_exercise_notebooks_are_published_unchanged_but_for_the_practice_call(site):
+    """The student notebooks (nbgrader metadata and all) are downloadable from the site as they are,
+    but for their last cell, the practice call, which first installs the grader of the built commit."""
+    install = course_notebooks.practice_install_cell(course_notebooks.repository()[0], course_notebooks.built_from())
     for path in EXERCISE_NOTEBOOKS:
-        published = PUBLISHED / path.relative_to(BOOK)
-        assert published.is_file() and published.read_bytes() == path.read_bytes(), path
+        published, original = nbformat.read(PUBLISHED / path.relative_to(BOOK), 4), nbformat.read(path, 4)
+        *cells, last = published.cells
+        assert cells == original.cells[:-1] and published.metadata == original.metadata, path
+        assert last.source == install + "\n\n" + original.cells[-1].source, path
+        assert last.metadata == original.cells[-1].metadata == {"tags": ["skip-execution"]}, path
+        assert course_notebooks.pinned_version(last.source) == course_notebooks.built_from()
     published = sorted((PUBLISHED / "exercises").rglob("*.ipynb")) if (PUBLISHED / "exercises").exists() else []
     assert [p.relative_to(PUBLISHED) for p in published] == [p.relative_to(BOOK) for p in EXERCISE_NOTEBOOKS]
 
