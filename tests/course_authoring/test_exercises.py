@@ -90,8 +90,10 @@ def test_student_version_holds_no_answers_and_no_hidden_data(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_student_version_needs_only_numpy(assignment):
+    """Doing the exercise needs NumPy alone (the last cell's practice call, which a graded run
+    skips, needs the course's grader: tests/course_grader/test_practice.py)."""
     for c in student_notebook(assignment).cells:
-        if c.cell_type == "code":
+        if c.cell_type == "code" and "skip-execution" not in c.metadata.get("tags", []):
             for node in ast.walk(ast.parse(c.source)):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
