@@ -859,15 +859,18 @@ def with_practice_cell(nb) -> bool:
     """Make the notebook's last cell the practice call (assignment_header.PRACTICE); whether it changed."""
     import nbformat
 
+    # ids carry the assignment's number, as its other cells' do ("a1-..."; tests/book/test_assignment_numbers.py)
+    cell_id = nb.cells[0].get("id", "").split("-")[0] + "-practice"
     last = nb.cells[-1] if nb.cells else None
     if last is not None and last.cell_type == "code" and "course_grader.practice" in last.source:
-        changed = last.source != assignment_header.PRACTICE or last.metadata.get("tags") != \
-            assignment_header.PRACTICE_TAGS
-        last.source = assignment_header.PRACTICE
+        changed = (last.source, last.metadata.get("tags"), last.get("id")) != (
+            assignment_header.PRACTICE, assignment_header.PRACTICE_TAGS, cell_id)
+        last.source, last["id"] = assignment_header.PRACTICE, cell_id
         last.metadata["tags"] = list(assignment_header.PRACTICE_TAGS)
         return changed
-    nb.cells.append(nbformat.v4.new_code_cell(assignment_header.PRACTICE,
-                                              metadata={"tags": list(assignment_header.PRACTICE_TAGS)}))
+    cell = nbformat.v4.new_code_cell(assignment_header.PRACTICE, metadata={"tags": list(assignment_header.PRACTICE_TAGS)})
+    cell["id"] = cell_id
+    nb.cells.append(cell)
     return True
 
 
