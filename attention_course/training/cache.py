@@ -243,7 +243,8 @@ class _ContentHasher:
 
 
 def _code(source: str) -> str:
-    """``source``'s syntax tree without docstrings, as text; the source itself if it does not parse alone."""
+    """``source``'s syntax tree without docstrings, as text (:func:`_canonical`); the source itself if
+    it does not parse alone."""
     try:
         tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:  # e.g. a lambda cut out of a longer line
@@ -254,7 +255,27 @@ def _code(source: str) -> str:
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return _canonical(tree)
+
+
+def _canonical(node) -> str:
+    """A syntax tree as text that reads the same on every Python from 3.10 on.
+
+    ``ast.dump`` does not: Python 3.12 added fields that are almost always
+    empty (``type_params``), and 3.13 stopped printing empty fields, so the
+    same code dumped differently there and a shipped run's key no longer
+    matched.  Here a field that is ``None`` or empty is always left out.
+    """
+    if isinstance(node, ast.AST):
+        fields = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is not None and not (isinstance(value, list) and not value):
+                fields.append(f"{name}={_canonical(value)}")
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ", ".join(_canonical(item) for item in node) + "]"
+    return repr(node)
 
 
 def _stable_repr(obj) -> str:
