@@ -169,6 +169,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         "sandbox": sandbox.describe(), "seconds": round(seconds, 1),
         "submissions_per_minute": round(60 * len(ordered) / seconds, 1),
         "shard": list(shard) if shard else None, "policy": describe_policy(config, assignment),
+        "fingerprints": fingerprints(config, assignment, names),
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
@@ -182,6 +183,19 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report
+
+
+def fingerprints(config, assignment: str, notebooks: list[str]) -> dict[str, str]:
+    """What a run graded with, as fingerprints that reveal nothing: the hidden tests' secret, and the
+    assignment's source notebooks (its version).  ``merge`` refuses shards whose fingerprints differ."""
+    import hashlib
+
+    secret = hashlib.sha256(b"course-grader secret\n" + str(config.HiddenTests.secret).encode()).hexdigest()
+    source = hashlib.sha256()
+    for name in sorted(notebooks):
+        source.update(name.encode() + b"\n")
+        source.update(hidden_tests.source_notebook(config, assignment, name).read_bytes())
+    return {"secret": secret[:16], "source": source.hexdigest()[:16]}
 
 
 def feedback_command(assignment: str, course_dir: Path | None, config_file: Path | None,
@@ -242,6 +256,7 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         if not path.is_file():
             raise SystemExit(f"{shard_dir} is not a graded shard of {assignment}: no {path.name}")
         report = json.loads(path.read_text())
+        _check_fingerprints(shard_dir, report, reports, config, assignment)
         for result in report["results"]:
             if result["student"] in seen:
                 raise SystemExit(f"{result['student']} is in two shards, {seen[result['student']]} and "
@@ -271,6 +286,25 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(merged, indent=1))
     return merged
+
+
+def _check_fingerprints(shard_dir: Path, report: dict, earlier: list, config, assignment: str) -> None:
+    """Refuse, before anything is written, a shard graded with another secret or another version of the
+    assignment than the shards before it (or, for the version, than the source notebooks here)."""
+    found = report.get("fingerprints")
+    if not isinstance(found, dict) or not {"secret", "source"} <= set(found):
+        raise SystemExit(f"{shard_dir} records no fingerprint of its secret and source notebooks (graded by "
+                         "an older version of the grader?): grade it again; nothing was merged")
+    first_dir, first = (earlier[0][0], earlier[0][1]["fingerprints"]) if earlier else (None, None)
+    if first is not None and found["secret"] != first["secret"]:
+        raise SystemExit(f"{shard_dir} was graded with another hidden-test secret than {first_dir}: give every "
+                         "shard of a run the same --secret-seed (or secret file) and grade it again; "
+                         "nothing was merged")
+    here = fingerprints(config, assignment, assignment_notebooks(config, assignment))["source"]
+    if found["source"] != here:
+        raise SystemExit(f"{shard_dir} graded another version of {assignment} than the source notebooks here "
+                         f"({Path(config.CourseDirectory.source_directory) / assignment}): grade it again with "
+                         "these; nothing was merged")
 
 
 def self_test(course_dir: Path):

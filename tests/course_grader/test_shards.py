@@ -91,3 +91,39 @@ def test_overlapping_shards_are_refused_before_anything_is_written(runs, tmp_pat
     with pytest.raises(SystemExit, match="in two shards"):
         grade.merge([shard, shard], A, tmp_path / "course", ROOT / "nbgrader_config.py")
     assert not (tmp_path / "course").exists()
+
+
+def test_a_shard_graded_with_another_secret_is_refused_by_name(runs, tmp_path):
+    from course_grader import grade
+
+    write(student_notebook(A), tmp_path / "inbox" / "late.ipynb")
+    other = tmp_path / "other-secret"
+    grade.grade(tmp_path / "inbox", A, other, limits=LIMITS, quiet=True, config_file=ROOT / "nbgrader_config.py",
+                secret_seed="another secret")
+    report = (other / f"grading-{A}.json").read_text()
+    assert "another secret" not in report                   # a fingerprint, not the secret
+    with pytest.raises(SystemExit, match="graded with another hidden-test secret") as refused:
+        grade.merge([runs[0] / "shards" / "1", other], A, tmp_path / "course", ROOT / "nbgrader_config.py")
+    assert str(other) in str(refused.value) and not (tmp_path / "course").exists()
+
+
+@pytest.mark.parametrize("change", ["another version", "no fingerprint"])
+def test_a_shard_of_another_version_of_the_assignment_is_refused_by_name(runs, tmp_path, change):
+    import json
+    import shutil
+
+    from course_grader import grade
+
+    shard = tmp_path / "shard-2"
+    shutil.copytree(runs[0] / "shards" / "2", shard)
+    path = shard / f"grading-{A}.json"
+    report = json.loads(path.read_text())
+    if change == "another version":
+        report["fingerprints"]["source"] = "0" * 16      # graded from an edited source notebook
+    else:
+        del report["fingerprints"]
+    path.write_text(json.dumps(report))
+    match = "graded another version" if change == "another version" else "records no fingerprint"
+    with pytest.raises(SystemExit, match=match) as refused:
+        grade.merge([runs[0] / "shards" / "1", shard], A, tmp_path / "course", ROOT / "nbgrader_config.py")
+    assert str(shard) in str(refused.value) and not (tmp_path / "course").exists()
