@@ -163,13 +163,14 @@ def plain(value, budget: list[int]) -> bool:
     """
     import numpy as np
 
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+    kind = type(value)      # not isinstance: a stand-in for a student's object may name its class
+    if value is None or issubclass(kind, (bool, int, float, complex, str, bytes, np.generic)):
         return True
-    if isinstance(value, np.ndarray):
+    if issubclass(kind, np.ndarray):
         budget[0] -= value.nbytes
         return value.dtype != object and budget[0] >= 0
-    if isinstance(value, (tuple, list)):
+    if issubclass(kind, (tuple, list)):
         return all(plain(v, budget) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and plain(v, budget) for k, v in value.items())
+    if issubclass(kind, dict):
+        return all(type(k) is str and plain(v, budget) for k, v in value.items())
     return False

@@ -162,6 +162,7 @@ def check(notebook: str | Path | None = None, *, quiet: bool = False) -> Practic
 def practice(path: Path) -> PracticeResult:
     """Run the assignment's tests and catalogue on the notebook at ``path`` (see the module's docstring)."""
     from . import hidden_tests, instructor_code, mistakes, recheck, sandbox
+    from .cells import is_skipped
     from .intake import copy_student_files, read_repaired
     from .nbgrader_api import load_config
     from .preprocessors.clean_recheck import assignment_names, classify
@@ -183,7 +184,7 @@ def practice(path: Path) -> PracticeResult:
         points = {info["grade_id"]: float(info.get("points", 0)) for cell, info in meta
                   if info.get("grade") and not info.get("solution") and cell.cell_type == "code"}
         cells = classify(nb, sources, set(points), hidden_tests.delimiters(config))
-        code = [(cell, info) for cell, info in meta if cell.cell_type == "code"]
+        code = [(cell, info) for cell, info in meta if cell.cell_type == "code" and not is_skipped(cell)]
         setup = set().union(*(set().union(*instructor_code.top_level_names(c.source)) for c in cells
                               if c.kind == "setup"))
         api, imports = assignment_names([cell.source for cell, info in code if info.get("solution")],
@@ -230,12 +231,12 @@ def practice(path: Path) -> PracticeResult:
 
 def _assignment_of(nb, config) -> tuple[str, Path]:
     """The assignment whose source notebook shares the most test cells with ``nb`` (its file name may differ)."""
+    import nbformat
+
     source_directory = Path(config.CourseDirectory.source_directory)
     ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells} - {None}
     best, best_shared = None, 0
     for source in sorted(source_directory.glob("*/*.ipynb")):
-        import nbformat
-
         source_ids = {cell.metadata.get("nbgrader", {}).get("grade_id")
                       for cell in nbformat.read(source, as_version=4).cells} - {None}
         shared = len(ids & source_ids)

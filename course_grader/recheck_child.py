@@ -29,6 +29,7 @@ OPERATIONS = {"len": len, "iter": iter, "next": next, "str": str,
 MAX_PRINTED = 100_000      # characters of a call's printed output sent back
 MAX_FILES = 10_000               # files of the working directory looked at for changes
 MAX_FILE_BYTES = 32 * 2 ** 20    # bytes of the files the student's code wrote, sent for the tests
+DESCRIBED_VALUES = 50_000       # items of one described value, past which it travels as a handle
 DESCRIBED_JSON = 512 * 2 ** 10   # one described value's JSON, past which it travels as a handle (bytes)
 DESCRIBED_ARRAYS = 16 * 2 ** 20  # one described value's arrays, past which it travels as a handle (bytes)
 
@@ -37,6 +38,32 @@ def error_info(error: BaseException) -> dict:
     return {"type": type(error).__name__,
             "mro": [c.__name__ for c in type(error).__mro__],
             "message": str(error)[:2000]}
+
+
+def larger_than(value, values: int, array_bytes: int) -> bool:
+    """Whether ``value`` holds more than ``values`` items or ``array_bytes`` of arrays, found without
+    encoding it (a list of 400,000 tuples is seen to be too large after 50,000 of them)."""
+    import numpy
+
+    stack, count, nbytes = [value], 0, 0
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > values:
+            return True
+        kind = type(item)
+        if issubclass(kind, numpy.ndarray):
+            nbytes += item.nbytes
+            if nbytes > array_bytes:
+                return True
+        elif issubclass(kind, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif issubclass(kind, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif issubclass(kind, (str, bytes)):
+            count += len(item) // 64
+    return False
 
 
 def working_files() -> dict:
@@ -146,9 +173,9 @@ def serve() -> None:
             if name not in shell.user_ns:
                 continue
             value, mark = shell.user_ns[name], len(arrays)
-            data = encode(value, arrays, as_handle)
-            size = len(json.dumps(data))
-            if (size > DESCRIBED_JSON or header_bytes + size > MAX_HEADER // 2
+            data = None if larger_than(value, DESCRIBED_VALUES, DESCRIBED_ARRAYS) else encode(value, arrays, as_handle)
+            size = len(json.dumps(data)) if data is not None else 0
+            if (data is None or size > DESCRIBED_JSON or header_bytes + size > MAX_HEADER // 2
                     or sum(a.nbytes for a in arrays[mark:]) > DESCRIBED_ARRAYS):
                 del arrays[mark:]
                 data = as_handle(value)

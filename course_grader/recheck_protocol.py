@@ -98,7 +98,7 @@ def encode(value, arrays: list, as_handle, as_callback=None, depth: int = 0):
     def inner(item):
         return encode(item, arrays, as_handle, as_callback, depth + 1)
 
-    if depth > MAX_VALUE_DEPTH:
+    if depth > MAX_VALUE_DEPTH or type(value) is not value.__class__:   # a stand-in naming another class
         return as_handle(value)
     if value is None or type(value) is bool:
         return value

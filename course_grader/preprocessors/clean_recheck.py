@@ -169,7 +169,7 @@ class CleanRecheck(NbGraderPreprocessor):
                                as_version=4)
         except (OSError, ValueError):
             return [], []
-        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        code = [cell for cell in nb.cells if cell.cell_type == "code" and not is_skipped(cell)]
         roles = [cell.metadata.get("nbgrader", {}) for cell in code]
         return ([cell.source for cell, info in zip(code, roles) if info.get("solution")],
                 [cell.source for cell, info in zip(code, roles)

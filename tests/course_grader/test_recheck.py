@@ -309,3 +309,13 @@ def test_a_test_may_ask_the_class_of_the_students_objects_and_read_what_functool
     failures, _ = verdicts([code], tests, ["ax2check", "total", "fake"], tmp_path,
                            given_imports={"plt": ("matplotlib.pyplot", None)})   # as the notebook imports it
     assert failures[:2] == [None, None] and "AssertionError" in failures[2]
+
+
+def test_a_stand_in_naming_its_class_is_still_sent_back_and_recorded_as_what_it_is(tmp_path):
+    """An object array (a handle whose class the grader knows: numpy.ndarray) goes back to the
+    student's code as itself, and is not taken for plain data when the call is recorded."""
+    code = ("def make():\n    return np.array([{'a': 1}, None], dtype=object)\n"
+            "def size(x):\n    return len(x)")
+    test = "x = make()\nassert isinstance(x, np.ndarray) and size(x) == 2"
+    failures, result = verdicts([code], [test], ["make", "size"], tmp_path)
+    assert failures == [None] and not result.unverifiable
