@@ -163,7 +163,7 @@ def practice(path: Path) -> PracticeResult:
     """Run the assignment's tests and catalogue on the notebook at ``path`` (see the module's docstring)."""
     from . import hidden_tests, instructor_code, mistakes, recheck, sandbox
     from .cells import is_skipped
-    from .intake import copy_student_files, read_repaired
+    from .intake import MAX_FILES_BYTES, copy_student_files, read_repaired
     from .nbgrader_api import load_config
     from .preprocessors.clean_recheck import assignment_names, classify
     from .preprocessors.config import GradingLimits, GradingPolicy
@@ -205,15 +205,16 @@ def practice(path: Path) -> PracticeResult:
             given_imports=imports, source_folder=source_path.parent)
     parts, named = [], []
     for index, cell in tests.items():
-        message = verdicts.failures.get(index) or verdicts.unverifiable.get(index)
+        message = verdicts.failures.get(index) or (
+            f"could not be checked here ({verdicts.unverifiable[index]})" if index in verdicts.unverifiable else "")
         if message and index in verdicts.diagnoses:   # the explanation is printed once, below the parts
             message = message.split("\n", 1)[0]
             named += [m for m in verdicts.diagnoses[index] if m not in named]
         if message and message.startswith("NotImplementedError"):
             message = "not written yet: the function still raises NotImplementedError"
         parts.append(Part(cell.label, 0.0 if message else points[cell.label], points[cell.label], message or ""))
-    missing = sorted(set(points) - {cell.label for cell in tests.values()})
-    parts += [Part(name, 0.0, points[name], "this test cell is not in your notebook") for name in missing]
+    absent = sorted(set(points) - {cell.label for cell in tests.values()})
+    parts += [Part(name, 0.0, points[name], "this test cell is not in your notebook") for name in absent]
     explanations = {m.name: m.explain for m in catalogue}
     missing = sandbox.missing_facilities()
     isolation = ("in the grading sandbox" if not missing and sandbox.mode() != "off" else
@@ -226,7 +227,8 @@ def practice(path: Path) -> PracticeResult:
                  "the catalogue of common mistakes, on every hidden test that failed"],
         not_checked=["the notebook run from top to bottom in a kernel (run Kernel → Restart & Run All)",
                      "written answers, which your instructor grades by hand"]
-        + ([f"files beside the notebook beyond 20 MB ({', '.join(left_out[:3])})"] if left_out else []))
+        + ([f"files beside the notebook beyond {MAX_FILES_BYTES >> 20} MB ({', '.join(left_out[:3])})"]
+           if left_out else []))
 
 
 def _assignment_of(nb, config) -> tuple[str, Path]:
