@@ -106,6 +106,8 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     diagnoses: dict[int, list[str]] = {}
     last_test = max(tests_to_check, default=-1)
     sources = {f"<setup cell {c.label}>": c.source for c in cells if c.kind == "setup"}
+    # a test may call a helper a setup cell or an earlier test defined, which reads the student's names
+    instructor_sources = [c.source for c in cells if c.kind in ("setup", "test")]
     imported: dict | None = None
     quiet = io.StringIO()
     written = WrittenFiles(workdir)
@@ -142,7 +144,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                 filename = f"<test cell {cell.label}>"
                 try:
                     cell_deadline = min(deadline, time.monotonic() + cell_timeout)
-                    wanted = names_wanted(cell.source, student_names)
+                    wanted = names_wanted(instructor_sources, student_names)
                     defined = process.describe(wanted, cell_deadline)
                     _bring_written_files(process, written, cell.index, cell_deadline)
                     for name in wanted:   # the student's answers, and nothing else of theirs
@@ -192,12 +194,13 @@ IPYTHON_NAMES = re.compile(r"In|Out|_{1,3}|_i{1,3}|_ih|_oh|_dh|_\d+|_i\d+")
 DYNAMIC_LOOKUPS = frozenset({"dir", "globals", "locals", "vars", "eval", "exec"})
 
 
-def names_wanted(source: str, student_names: set[str]) -> list[str]:
-    """The student's names a test cell uses (all of them if it looks names up as it runs), and the
-    IPython history names it reads: only these are asked of the student's process."""
-    used = instructor_code.names_used(source)
+def names_wanted(sources: list[str], student_names: set[str]) -> list[str]:
+    """The student's names the instructor's setup and test cells use (all of them if one looks names
+    up as it runs), and the IPython history names they read: only these are asked of the student's
+    process (a value no test uses, however large, stays there)."""
+    used = set().union(*(instructor_code.names_used(source) for source in sources))
     wanted = set(student_names) if used & DYNAMIC_LOOKUPS else used & set(student_names)
-    return sorted(wanted | ipython_names(source))
+    return sorted(wanted | {name for name in used if IPYTHON_NAMES.fullmatch(name)})
 
 
 def ipython_names(source: str) -> set[str]:

@@ -319,3 +319,15 @@ def test_a_stand_in_naming_its_class_is_still_sent_back_and_recorded_as_what_it_
     test = "x = make()\nassert isinstance(x, np.ndarray) and size(x) == 2"
     failures, result = verdicts([code], [test], ["make", "size"], tmp_path)
     assert failures == [None] and not result.unverifiable
+
+
+def test_a_helper_of_a_setup_cell_or_an_earlier_test_sees_the_students_current_names(tmp_path):
+    """The helper reads the student's names as globals: the test cell that calls it never names them."""
+    cells = [Cell(0, "setup", "def check_double():\n    assert double(3) == 6, 'double'"),
+             Cell(1, "student", "def double(x):\n    return 2 * x"),
+             Cell(2, "test", "check_double()", "t0"),
+             Cell(3, "test", "def check_triple():\n    assert triple(2) == 6, 'triple'", "t1"),
+             Cell(4, "student", "def double(x):\n    return x + 1\ndef triple(x):\n    return 3 * x"),
+             Cell(5, "test", "check_triple()", "t2"), Cell(6, "test", "check_double()", "t3")]
+    result = rerun(cells, ["double", "triple"], str(tmp_path), {2, 3, 5, 6}, cell_timeout=10, notebook_timeout=60)
+    assert set(result.failures) == {6} and "double" in result.failures[6]   # the redefined double, not a stale one
