@@ -1,11 +1,17 @@
 """Shared fixtures, and TensorFlow's settings for the test process (before anything imports it)."""
 
 import os
+import sys
 
 # No start-up messages, and TensorFlow's own CPU kernels rather than oneDNN's (the book trains
 # with oneDNN, which is faster; the tests compare float32 results, which it rounds differently).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+# The environment's own commands (nbgrader runs `alembic` when it creates a gradebook) are found
+# whether or not the virtual environment is activated, as `make test` does not activate it.
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
