@@ -2,10 +2,10 @@
 
 To change a default for every run, change it here.  A course can override the
 per-submission limits in ``nbgrader_config.py`` (``c.GradingLimits.cell_timeout
-= 60``), an instructor for one run with ``grade.py --cell-timeout``,
+= 60``), an instructor for one run with ``python -m course_grader --cell-timeout``,
 ``--notebook-timeout`` and ``--memory-mb``, and the sandbox's resource limits
 with ``ATTENTION_SANDBOX_<NAME>`` environment variables (``sandbox.py``).
-``instructors.md`` lists what happens when each is reached.
+``book/grading_sandbox.md`` lists what happens when each is reached.
 """
 
 #: Seconds one cell of a submission may run.

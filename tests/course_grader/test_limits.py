@@ -1,4 +1,4 @@
-"""course_grader/limits.py is the one home of grading's defaults, and the instructors' page says the same."""
+"""course_grader/limits.py is the one home of grading's defaults, and the grading sandbox page says the same."""
 
 import re
 
@@ -25,8 +25,8 @@ def test_the_sandbox_starts_from_the_defaults_and_takes_overrides(monkeypatch):
     assert limits.SANDBOX["processes"] != 12   # the defaults themselves are untouched
 
 
-def test_the_instructors_page_gives_the_defaults():
-    table = (ROOT / "book" / "instructors.md").read_text().split("## What every submission runs under")[1]
+def test_the_sandbox_page_gives_the_defaults():
+    table = (ROOT / "book" / "grading_sandbox.md").read_text().split("## What every submission runs under")[1]
     table = table.split("\n## ")[0]
     for expected in (f"{limits.CELL_SECONDS} s (`--cell-timeout`)",
                      f"{limits.NOTEBOOK_SECONDS} s (`--notebook-timeout`)",

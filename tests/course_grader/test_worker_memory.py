@@ -27,7 +27,7 @@ from worker_peaks import WorkerPeaks
 
 A = "a9_bleu"
 MIB = 2 ** 20
-#: The bound on one grading worker's resident memory that ``book/instructors.md`` states, MiB.
+#: The bound on one grading worker's resident memory that ``book/grading_sandbox.md`` states, MiB.
 WORKER_BOUND_MIB = 768
 FRAME_MIB = MAX_FRAME_BYTES // MIB
 
@@ -87,5 +87,5 @@ def test_an_attack_costs_at_most_its_share_of_the_limits(peaks, attack):
 
 
 def test_the_instructor_page_states_the_bound():
-    page = (ROOT / "book" / "instructors.md").read_text()
+    page = (ROOT / "book" / "grading_sandbox.md").read_text()
     assert f"{WORKER_BOUND_MIB} MiB" in page and "benchmarks/grader_memory.py" in page
