@@ -161,19 +161,44 @@ def check(notebook: str | Path | None = None, *, quiet: bool = False) -> Practic
 
 def practice(path: Path) -> PracticeResult:
     """Run the assignment's tests and catalogue on the notebook at ``path`` (see the module's docstring)."""
-    from . import hidden_tests, instructor_code, mistakes, recheck, sandbox
-    from .cells import is_skipped
-    from .intake import MAX_FILES_BYTES, copy_student_files, read_repaired
-    from .nbgrader_api import load_config
-    from .preprocessors.clean_recheck import assignment_names, classify
-    from .preprocessors.config import GradingLimits, GradingPolicy
+    from . import sandbox
+    from .intake import MAX_FILES_BYTES, read_repaired
 
     if not Path(path).is_file():
         raise PracticeUnavailable(f"{path}: no such notebook (save it first)")
     nb, _ = read_repaired(Path(path))
-    course = course_folder()
+    run = _run_tests(nb, Path(path))
+    parts, named = _parts(run.tests, run.points, run.verdicts)
+    explanations = {m.name: m.explain for m in run.catalogue}
+    missing = sandbox.missing_facilities()
+    isolation = ("in the grading sandbox" if not missing and sandbox.mode() != "off" else
+                 "with resource limits only: this machine does not allow the grading sandbox ("
+                 + "; ".join(missing or [f"{sandbox.ENV_PREFIX}=off"]) + ")")
+    return PracticeResult(
+        run.assignment, parts, [explanations[name] for name in named],
+        checked=["every test, visible and hidden, with your functions in a separate, clean process "
+                 f"({isolation})", "hidden-test inputs drawn from the practice secret, not your instructor's",
+                 "the catalogue of common mistakes, on every hidden test that failed"],
+        not_checked=["the notebook run from top to bottom in a kernel (run Kernel → Restart & Run All)",
+                     "written answers, which your instructor grades by hand"]
+        + ([f"files beside the notebook beyond {MAX_FILES_BYTES >> 20} MB ({', '.join(run.left_out[:3])})"]
+           if run.left_out else []))
+
+
+def _run_tests(nb, path: Path) -> SimpleNamespace:
+    """Every test cell of ``nb`` re-run as grading re-runs it, with the practice secret.
+
+    Returns the assignment's name, its test cells (``index: cell``), their points, the
+    re-check's verdicts, its catalogue of mistakes and the files left out of the copy."""
+    from . import hidden_tests, instructor_code, mistakes, recheck
+    from .cells import is_skipped
+    from .intake import copy_student_files, read_repaired
+    from .nbgrader_api import load_config
+    from .preprocessors.clean_recheck import assignment_names, classify
+    from .preprocessors.config import GradingLimits, GradingPolicy
+
     with tempfile.TemporaryDirectory(prefix="practice-course-") as scratch:
-        config = load_config(Path(scratch), config_file=course / "nbgrader_config.py")
+        config = load_config(Path(scratch), config_file=course_folder() / "nbgrader_config.py")
         config.HiddenTests.secret = PRACTICE_SECRET
         assignment, source_path = _assignment_of(nb, config)
         source_nb = read_repaired(source_path)[0]
@@ -195,7 +220,7 @@ def practice(path: Path) -> PracticeResult:
         tests = {c.index: c for c in cells if c.kind == "test"}
         work = Path(scratch) / "work"      # the files beside the notebook, as a graded run gets them
         work.mkdir()
-        left_out = copy_student_files(Path(path).parent, work)
+        left_out = copy_student_files(path.parent, work)
         verdicts = recheck.rerun(
             cells, api, str(work), set(tests), limits={"memory_mb": limits.memory_mb},
             cell_timeout=limits.cell_timeout, notebook_timeout=limits.notebook_timeout,
@@ -203,6 +228,13 @@ def practice(path: Path) -> PracticeResult:
             grader_names=hidden_tests.grader_names(config, assignment, source_path.stem, "practice"),
             diagnoser=mistakes.Diagnoser(source_path, catalogue) if catalogue else None,
             given_imports=imports, source_folder=source_path.parent)
+    return SimpleNamespace(assignment=assignment, tests=tests, points=points, verdicts=verdicts,
+                           catalogue=catalogue, left_out=left_out)
+
+
+def _parts(tests: dict, points: dict, verdicts) -> tuple[list[Part], list[str]]:
+    """Each test cell's points and message (a test cell missing from the notebook scores 0), and the
+    catalogued mistakes named, in order, each once."""
     parts, named = [], []
     for index, cell in tests.items():
         message = verdicts.failures.get(index) or (
@@ -215,20 +247,7 @@ def practice(path: Path) -> PracticeResult:
         parts.append(Part(cell.label, 0.0 if message else points[cell.label], points[cell.label], message or ""))
     absent = sorted(set(points) - {cell.label for cell in tests.values()})
     parts += [Part(name, 0.0, points[name], "this test cell is not in your notebook") for name in absent]
-    explanations = {m.name: m.explain for m in catalogue}
-    missing = sandbox.missing_facilities()
-    isolation = ("in the grading sandbox" if not missing and sandbox.mode() != "off" else
-                 "with resource limits only: this machine does not allow the grading sandbox ("
-                 + "; ".join(missing or [f"{sandbox.ENV_PREFIX}=off"]) + ")")
-    return PracticeResult(
-        assignment, parts, [explanations[name] for name in named],
-        checked=["every test, visible and hidden, with your functions in a separate, clean process "
-                 f"({isolation})", "hidden-test inputs drawn from the practice secret, not your instructor's",
-                 "the catalogue of common mistakes, on every hidden test that failed"],
-        not_checked=["the notebook run from top to bottom in a kernel (run Kernel → Restart & Run All)",
-                     "written answers, which your instructor grades by hand"]
-        + ([f"files beside the notebook beyond {MAX_FILES_BYTES >> 20} MB ({', '.join(left_out[:3])})"]
-           if left_out else []))
+    return parts, named
 
 
 def _assignment_of(nb, config) -> tuple[str, Path]:

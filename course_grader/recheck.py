@@ -36,10 +36,10 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import instructor_code, mistakes
-from .written_files import WrittenFiles
 from . import limits as default_limits
 from .hidden_tests import ReferenceUnavailable, hidden_failure_message
 from .student_process import StudentProcess, StudentProcessError, StudentTimeout, TransportError
+from .written_files import WrittenFiles
 
 
 @dataclass
