@@ -19,7 +19,7 @@ outputs and Markdown is sanitised before anyone opens it (see
 
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CoalesceStreamsPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, IgnorePattern,
     LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
@@ -49,6 +49,7 @@ c.Autograde.sanitize_preprocessors = [
 
 c.Autograde.autograde_preprocessors = [
     BoundedExecute,       # sandboxed kernel; per-notebook, per-cell and output limits; survives kernel deaths
+    CoalesceStreamsPreprocessor,  # one print, one output: how the kernel's flushes split it varies run to run
     ScoreWithoutStderr,   # warnings on stderr do not zero a test; no forged partial credit
     CleanRecheck,         # tests confirmed with the student's code in a separate, clean process
     WriteGradingReport,   # what happened: a JSON report, a "Grading notes" cell, the gradebook's flag
@@ -56,6 +57,7 @@ c.Autograde.autograde_preprocessors = [
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
+c.CoalesceStreamsPreprocessor.enabled = True    # nbconvert's preprocessors are off unless enabled
 # FeedbackGrades: nbgrader's GetGrades, and which cells still await a hand grade (the page says so)
 c.GenerateFeedback.preprocessors = [
     FeedbackGrades, ClearHiddenTests, SanitizeSubmission, CSSHTMLHeaderPreprocessor,
