@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make book   build the book strictly (every chapter executed; any warning fails)
 #   make test   build the book, then run every test (installing Chromium for the
-#               browser tests where it can, or saying at once what to install)
+#               browser tests and Slurm for the cluster test where it can, or saying
+#               at once what to install)
 # and, for maintainers:
 #   make claims execute the chapters that train under seeds 0-7 (about an hour) and
 #               write the table of their claims
@@ -19,7 +20,7 @@ export TF_CPP_MIN_LOG_LEVEL := 3
 export PYTHONHASHSEED := 0
 export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 
-.PHONY: book test browser claims clean
+.PHONY: book test browser slurm claims clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,12 +33,15 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 book: $(STAMP)
 	$(PY) scripts/build_book.py
 
-# The browser check comes first, so that a machine without Chromium hears it at once.
-test: browser book
+# The browser and cluster checks come first, so that a machine without them hears it at once.
+test: browser slurm book
 	$(PY) -m pytest -n 2
 
 browser:
 	@scripts/ensure_chromium.sh
+
+slurm:
+	@scripts/ensure_slurm.sh
 
 claims: $(STAMP)
 	$(PY) scripts/check_claims.py

@@ -1,4 +1,5 @@
-"""``make test`` sets itself up: it finds a Chromium for the browser tests, or says at once what to install."""
+"""``make test`` sets itself up: it finds a Chromium for the browser tests and Slurm for the cluster
+test, or says at once what to install."""
 
 import stat
 import subprocess
@@ -6,6 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "ensure_chromium.sh"
+SLURM_SCRIPT = ROOT / "scripts" / "ensure_slurm.sh"
+SLURM_PROGRAMS = ("sbatch", "squeue", "scontrol", "sinfo", "munged", "slurmctld", "slurmd")
 
 
 def executable(path: Path, text: str) -> Path:
@@ -14,12 +17,12 @@ def executable(path: Path, text: str) -> Path:
     return path
 
 
-def run(tmp_path, **env):
+def run(tmp_path, script=SCRIPT, **env):
     """The script with a PATH of only ``tmp_path/bin`` (no browser, an unprivileged ``id``)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     executable(bin_dir / "id", "#!/bin/sh\necho 1000\n")
-    return subprocess.run(["/bin/bash", str(SCRIPT)], env={"PATH": str(bin_dir), **env},
+    return subprocess.run(["/bin/bash", str(script)], env={"PATH": str(bin_dir), **env},
                           capture_output=True, text=True, timeout=30)
 
 
@@ -42,9 +45,26 @@ def test_a_browser_named_by_chromium_or_on_the_path_is_enough(tmp_path):
     assert done.returncode == 0 and done.stderr == ""
 
 
-def test_make_test_checks_the_browser_before_it_builds_anything():
+def test_without_slurm_it_stops_at_once_with_one_line_saying_what_to_install(tmp_path):
+    done = run(tmp_path, SLURM_SCRIPT, SBIN=str(tmp_path))
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert "Slurm" in line and "apt-get install slurmctld slurmd slurm-client munge" in line
+
+
+def test_slurm_and_munge_on_the_path_are_enough(tmp_path):
+    (tmp_path / "bin").mkdir()
+    for program in SLURM_PROGRAMS[:-1]:
+        executable(tmp_path / "bin" / program, "#!/bin/sh\n")
+    assert run(tmp_path, SLURM_SCRIPT, SBIN=str(tmp_path)).returncode == 1    # slurmd still missing
+    executable(tmp_path / "bin" / "slurmd", "#!/bin/sh\n")
+    done = run(tmp_path, SLURM_SCRIPT, SBIN=str(tmp_path))
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_make_test_checks_the_browser_and_slurm_before_it_builds_anything():
     makefile = (ROOT / "Makefile").read_text()
-    assert "\ntest: browser book\n" in makefile
-    assert "scripts/ensure_chromium.sh" in makefile
+    assert "\ntest: browser slurm book\n" in makefile
+    assert "scripts/ensure_chromium.sh" in makefile and "scripts/ensure_slurm.sh" in makefile
     ci = (ROOT / ".ci" / "run").read_text()
     assert ci.rstrip().endswith("make test") and "apt-get" not in ci   # CI runs just the README's command
