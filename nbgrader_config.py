@@ -54,6 +54,7 @@ c.Autograde.autograde_preprocessors = [
     CleanRecheck,         # tests confirmed with the student's code in a separate, clean process
     WriteGradingReport,   # what happened: a JSON report, a "Grading notes" cell, the gradebook's flag
     SanitizeSubmission,   # the submission's HTML, SVG, scripts and output metadata made inert
+    # nbgrader's own steps, in its order: a course's configuration may switch on ClearMetadataPreprocessor
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
