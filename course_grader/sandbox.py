@@ -415,14 +415,23 @@ def working_files(source: str, exclude=("*.ipynb",), budget: int | None = None):
 
     def walk(folder: str, prefix: str):
         nonlocal budget
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:          # gone, or not a folder any more, since it was listed
+            return
+        for entry in entries:
             if any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude) or entry.is_symlink():
+                continue
+            if entry.path in (NEWROOT, SCRATCH):   # another sandbox's mount points (a working folder of /tmp)
                 continue
             relative = os.path.join(prefix, entry.name)
             if entry.is_dir():
                 walk(entry.path, relative)
             elif entry.is_file():
-                size = entry.stat().st_size
+                try:
+                    size = entry.stat().st_size
+                except OSError:  # removed while the folder was read: nothing to copy
+                    continue
                 if size > budget:
                     left_out.append(relative)
                     continue
@@ -446,7 +455,10 @@ def _copy_tree(source: str, target: str, uid: int, exclude, budget: int):
             while walk_up != target:
                 os.chown(walk_up, uid, uid)
                 walk_up = os.path.dirname(walk_up)
-        shutil.copyfile(os.path.join(source, relative), dest)
+        try:
+            shutil.copyfile(os.path.join(source, relative), dest)
+        except FileNotFoundError:   # removed since it was listed
+            continue
         os.chown(dest, uid, uid)
         os.chmod(dest, 0o600)
 

@@ -473,3 +473,37 @@ def test_files_beyond_the_budget_are_named_not_skipped_silently(tmp_path):
         done = run("import os\nprint(sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs))",
                    folder, limits={"tmp_mb": 1})
         assert "'./data/small.csv'" in done.stdout and "big.bin" not in done.stdout, done.stderr
+
+
+def test_files_removed_while_the_folder_is_read_are_left_out(tmp_path, monkeypatch):
+    """A file or folder that disappears between the listing and the copy (another process's, or a
+    /proc a working folder under /tmp holds) is not copied; the sandbox still starts."""
+    for name in ("a.csv", "b.csv", "sub/c.csv", "gone/d.csv"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(name)
+    real_scandir = os.scandir
+
+    def scandir_then_remove(folder):
+        entries = list(real_scandir(folder))
+        if os.path.realpath(folder) == str(tmp_path):
+            (tmp_path / "b.csv").unlink()                  # listed, then gone
+            for file in (tmp_path / "gone").iterdir():
+                file.unlink()
+            (tmp_path / "gone").rmdir()
+        return iter(entries)
+
+    monkeypatch.setattr(sandbox.os, "scandir", scandir_then_remove)
+    copied, left_out = sandbox.working_files(str(tmp_path))
+    assert sorted(copied) == ["a.csv", os.path.join("sub", "c.csv")] and left_out == []
+
+
+def test_the_sandboxes_mount_points_are_never_copied(tmp_path, monkeypatch):
+    """A working folder that holds the sandbox's mount points (``/tmp``, where another sandbox's
+    ``/proc`` comes and goes) gets neither of them."""
+    for name in ("root/proc/1/status", "scratch/file", "data.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    monkeypatch.setattr(sandbox, "NEWROOT", str(tmp_path / "root"))
+    monkeypatch.setattr(sandbox, "SCRATCH", str(tmp_path / "scratch"))
+    copied, left_out = sandbox.working_files(str(tmp_path))
+    assert copied == ["data.txt"] and left_out == []
