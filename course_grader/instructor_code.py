@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -150,7 +151,11 @@ def top_level_names(source: str) -> tuple[set[str], dict[str, tuple[str, str | N
             {k: v for k, v in imports.items() if not k.startswith("__")})
 
 
-def names_used(source: str) -> set[str]:
-    """Every name a cell reads or writes (for what it needs from the grader)."""
+@functools.lru_cache(maxsize=4096)
+def names_used(source: str) -> frozenset[str]:
+    """Every name a cell reads or writes (for what it needs from the grader).
+
+    Cached: the re-check asks it of every instructor cell for each test cell of every
+    submission, and parsing IPython syntax is most of a worker's time spent outside the kernels."""
     tree = parse(source)
-    return set() if tree is None else {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return frozenset() if tree is None else frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))

@@ -210,3 +210,45 @@ def reuse_compiled_templates():
         return environment
 
     TemplateExporter._create_environment = create_environment
+
+
+def reuse_gradebook_engines():
+    """A worker opens nbgrader's ``Gradebook`` a dozen times per submission, and each opening
+    creates a new SQLAlchemy engine (so every query is compiled again) and checks every table of
+    the schema.  For the worker's life, keep one engine per SQLite database, and check the schema
+    with one query (nbgrader's own check where a table is missing).  Queries, transactions and
+    what is written stay nbgrader's.  (An optimisation only: if nbgrader's internals differ,
+    nothing changes.)"""
+    import nbgrader.api as gradebook_api
+
+    if getattr(gradebook_api.create_engine, "reused_engines", False):
+        return
+    engines: dict = {}
+    original_create_engine = gradebook_api.create_engine
+
+    def create_engine(url, *args, **kwargs):
+        if not str(url).startswith("sqlite:///"):
+            return original_create_engine(url, *args, **kwargs)
+        key = (str(url), args, tuple(sorted(kwargs.items())))
+        if key not in engines:
+            engines[key] = original_create_engine(url, *args, **kwargs)
+        return engines[key]
+
+    create_engine.reused_engines = True
+    metadata = gradebook_api.Base.metadata
+    original_create_all = metadata.create_all
+
+    def create_all(bind=None, **kwargs):
+        """nbgrader's schema check, unless one query shows every table already there."""
+        if bind is not None and str(bind.url).startswith("sqlite:///"):
+            from sqlalchemy import text
+
+            with bind.connect() as connection:
+                present = {row[0] for row in connection.execute(
+                    text("SELECT name FROM sqlite_master WHERE type = 'table'"))}
+            if set(metadata.tables) <= present:
+                return
+        original_create_all(bind=bind, **kwargs)
+
+    gradebook_api.create_engine = create_engine
+    metadata.create_all = create_all

@@ -29,7 +29,7 @@ from . import limits as default_limits
 from . import sandbox
 from .gradebook import copy_student_folders, merge_shard, points_to_grade_by_hand
 from .intake import write_blank
-from .nbgrader_api import make_api, reuse_compiled_templates
+from .nbgrader_api import make_api, reuse_compiled_templates, reuse_gradebook_engines
 from .progress import Progress
 from .report import GradingReport, terminal_text
 
@@ -61,6 +61,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
+    reuse_gradebook_engines()
     api = make_api(config, shard_dir)
     while True:
         task = tasks.get()

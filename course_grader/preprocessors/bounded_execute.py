@@ -22,8 +22,10 @@ from queue import Empty
 from time import monotonic
 
 from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.client import NotebookClient
+from nbclient.util import run_hook
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
@@ -45,6 +47,14 @@ class _Unresponsive(Exception):
     pass
 
 
+class PromptKernelManager(AsyncKernelManager):
+    """jupyter_client's manager, which learns that a killed kernel has exited within milliseconds,
+    not at its next tenth of a second (a tenth of a second per notebook graded)."""
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        await super()._async_wait(pollinterval=min(pollinterval, 0.005))
+
+
 class BoundedExecute(Execute):
     """nbgrader's ``Execute``, in the sandbox, with limits that hold for the whole notebook."""
 
@@ -57,6 +67,7 @@ class BoundedExecute(Execute):
         super().__init__(*args, **kwargs)
         self.limits = GradingLimits(parent=self)
         self.shutdown_kernel = "immediate"   # nothing to flush; do not wait for a polite exit
+        self.kernel_manager_class = PromptKernelManager   # nbgrader's Execute sets AsyncKernelManager
 
     # -- the kernel -----------------------------------------------------------
 
@@ -81,6 +92,60 @@ class BoundedExecute(Execute):
         await super().async_start_new_kernel(**kwargs)
 
     start_new_kernel = run_sync(async_start_new_kernel)
+
+    async def async_start_new_kernel_client(self):
+        """nbclient's, with a prompt test of readiness.
+
+        jupyter_client's ``wait_for_ready`` returns only after the kernel's IOPub has been silent
+        for 0.2 s (a fifth of a second per notebook graded).  Here the kernel is ready when it has
+        answered ``kernel_info`` on the shell channel and IOPub has carried the "idle" status of
+        that same request: IOPub is connected, and everything the kernel published before it has
+        been read.  The reply is kept (:attr:`_kernel_info`) for the notebook's language.
+        """
+        assert self.km is not None
+        try:
+            self.kc = self.km.client()
+            await ensure_async(self.kc.start_channels())
+            self._kernel_info = await self._async_ready_reply(self.startup_timeout)
+        except Exception as e:
+            self.log.error(f"Error occurred while starting new kernel client for kernel "
+                           f"{getattr(self.km, 'kernel_id', None)}: {e}")
+            await self._async_cleanup_kernel()
+            raise
+        self.kc.allow_stdin = False
+        await run_hook(self.on_notebook_start, notebook=self.nb)
+        return self.kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    async def _async_ready_reply(self, timeout: float) -> dict:
+        """The kernel's ``kernel_info_reply``, once IOPub has shown the request's "idle" status."""
+        deadline = monotonic() + timeout
+        while True:
+            msg_id = self.kc.kernel_info()
+            reply = await self._async_next(self.kc.shell_channel, msg_id, 1.0,
+                                           lambda m: m["msg_type"] == "kernel_info_reply")
+            if reply is not None and await self._async_next(
+                    self.kc.iopub_channel, msg_id, 0.5,
+                    lambda m: m["msg_type"] == "status" and m["content"].get("execution_state") == "idle"):
+                return reply
+            if not await ensure_async(self.km.is_alive()):
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    @staticmethod
+    async def _async_next(channel, msg_id: str, wait: float, wanted):
+        """The first message on ``channel`` answering ``msg_id`` that is ``wanted``, or None after ``wait`` s."""
+        until = monotonic() + wait
+        while (remaining := until - monotonic()) > 0:
+            try:
+                msg = await ensure_async(channel.get_msg(timeout=remaining))
+            except Empty:
+                return None
+            if msg["parent_header"].get("msg_id") == msg_id and wanted(msg):
+                return msg
+        return None
 
     def _forget_kernel_files(self):
         directory = getattr(self, "_ipc_dir", None)
@@ -191,7 +256,7 @@ class BoundedExecute(Execute):
             self._current = None
             try:
                 with self.setup_kernel():
-                    info = self.wait_for_reply(self.kc.kernel_info())
+                    info = self._kernel_info
                     self.nb.metadata["language_info"] = info["content"]["language_info"]
                     if restarts:
                         self._replay([i for i in done if i not in no_replay])

@@ -60,3 +60,69 @@ def test_the_notebooks_time_limit_holds_for_the_whole_notebook(resources):
     assert cells.has_error(nb.cells[1], cells.NOT_RUN) and _text(nb.cells[1]) == ""
     assert {"cell_timeout", "not_run"} <= {e.kind for e in GradingReport.of(res).events}
 
+
+
+def test_a_kernel_is_ready_once_it_has_answered_and_its_iopub_has_caught_up(resources):
+    """Every notebook starts in a fresh kernel; what the first cell prints the moment the kernel is
+    ready is never lost, start after start, and the notebook records the kernel's language."""
+    for _ in range(4):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('first')")])
+        nb, _ = _run(nb, resources())
+        assert _text(nb.cells[0]) == "first\n"
+        assert nb.metadata["language_info"]["name"] == "python"
+
+
+def test_readiness_reads_only_the_answers_to_its_own_request():
+    """A late reply to an earlier request, or another request's "idle", is not readiness."""
+    import asyncio
+    from queue import Empty
+
+    class Channel:
+        def __init__(self, messages):
+            self.messages = list(messages)
+
+        async def get_msg(self, timeout=None):
+            if not self.messages:
+                raise Empty
+            return self.messages.pop(0)
+
+    def message(msg_type, parent, **content):
+        return {"msg_type": msg_type, "parent_header": {"msg_id": parent}, "content": content}
+
+    class Client:
+        shell_channel = Channel([message("kernel_info_reply", "old", stale=True),
+                                 message("execute_reply", "mine"), message("kernel_info_reply", "mine")])
+        iopub_channel = Channel([message("status", "old", execution_state="idle"),
+                                 message("status", "mine", execution_state="busy"),
+                                 message("status", "mine", execution_state="idle")])
+
+        def kernel_info(self):
+            return "mine"
+
+    execute = BoundedExecute()
+    execute.kc = Client()
+    reply = asyncio.run(execute._async_ready_reply(timeout=5))
+    assert reply == message("kernel_info_reply", "mine")
+    assert execute.kc.shell_channel.messages == [] and execute.kc.iopub_channel.messages == []
+
+
+def test_a_killed_kernel_is_known_gone_within_milliseconds(monkeypatch):
+    """jupyter_client polls a killed kernel every 0.1 s; the grading kernel's manager every 5 ms."""
+    import asyncio
+
+    from course_grader.preprocessors import bounded_execute
+    from course_grader.preprocessors.bounded_execute import PromptKernelManager
+
+    assert BoundedExecute().kernel_manager_class is PromptKernelManager
+    alive, pauses = [True, True, False], []
+
+    async def is_alive(self):
+        return alive.pop(0)
+
+    async def sleep(seconds):
+        pauses.append(seconds)
+
+    monkeypatch.setattr(PromptKernelManager, "_async_is_alive", is_alive)
+    monkeypatch.setattr(bounded_execute.asyncio, "sleep", sleep)
+    asyncio.run(PromptKernelManager()._async_wait())
+    assert pauses == [0.005, 0.005]
