@@ -1,19 +1,29 @@
-"""Grading throughput: plain, serial ``nbgrader autograde`` against the course's grading command (:mod:`course_grader`).
+"""Grading throughput: plain ``nbgrader autograde``, the course's pipeline run serially, and the grading command.
 
     .venv/bin/python benchmarks/grading_throughput.py [--submissions 24] [--assignment a1_softmax_additive]
 
 Generates N submissions of one assignment (half correct, half with the
-mistakes of the assignment's catalogue in turn, ``solutions/<a>/mistakes.py``),
-grades them twice from scratch in fresh course directories -- once with
-nbgrader's own ``autograde`` command (one notebook after the other), once with
-the parallel command, which also names each mistake in its feedback -- and prints submissions per minute for
-both and their ratio.  Both runs use the course's configuration, so both run
-every notebook in the sandbox and re-run its tests in a clean process; the
-parallel command also writes feedback HTML and the grades CSV unless
-``--no-feedback`` is given, so its rate is, if anything, understated.
+mistakes of the assignment's catalogue in turn, ``solutions/<a>/mistakes.py``)
+and grades them from scratch in fresh course directories three ways:
 
-The bar (course design): at least 20 NumPy-only submissions per minute on
-2 CPU cores.  Numbers depend on the machine and on what else runs on it.
+* **plain**: nbgrader's own ``autograde`` command with nbgrader's default
+  pipeline (a course configuration that names only the source folder and the
+  course id), one notebook after the other, in the ``python3`` kernel: no
+  sandbox, no re-check, no feedback.  (Plain nbgrader cannot draw the hidden
+  tests' inputs, so those cells end in a ``NameError`` there: the same cells
+  run, with less work in them.)
+* **pipeline, serial**: ``nbgrader autograde`` with the course's
+  configuration (``nbgrader_config.py``): every notebook in the sandbox, every
+  test re-run in a clean process; one notebook after the other, no feedback.
+* **command**: the grading command (:func:`course_grader.grade.grade`), one
+  worker per core, with the sandbox, the re-check, feedback HTML and the
+  grades CSV; the peak resident memory of each worker process is printed
+  (``tests/worker_peaks.py``; the kernels and re-check processes a worker
+  starts are bounded by the sandbox's own limit).
+
+It prints submissions per minute for each, the command's ratio to plain
+nbgrader, and the load average.  The rounds alternate the order; medians are
+reported.  Numbers depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
@@ -31,8 +41,13 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
 
-from course_grader import grade, mistakes
+from worker_peaks import WorkerPeaks  # noqa: E402
+
+from course_grader import grade, mistakes  # noqa: E402
+
+MIB = 2 ** 20
 
 
 
@@ -60,34 +75,57 @@ def make_submissions(assignment: str, count: int, folder: Path):
         nbformat.write(nb, folder / f"student{i:03d}.ipynb")
 
 
-def nbgrader(*args, course: Path):
+def nbgrader(*args, course: Path, cwd: Path = ROOT):
+    """nbgrader's command line; it reads ``nbgrader_config.py`` in ``cwd`` (the course's, by default)."""
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "nbgrader"), *args,
-                           f"--course-dir={course}"], cwd=ROOT, env=env,
+                           f"--course-dir={course}"], cwd=cwd, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stdout[-2000:] + done.stderr[-2000:])
 
 
-def serial(assignment: str, inbox: Path, course: Path) -> float:
-    """nbgrader's own autograde over submitted/<student>/<assignment>/; returns seconds."""
-    course.mkdir(parents=True)
-    release = course / ".release"
-    nbgrader("generate_assignment", assignment, f"--CourseDirectory.release_directory={release}", course=course)
+def submit(assignment: str, inbox: Path, course: Path):
     for path in sorted(inbox.glob("*.ipynb")):
         target = course / "submitted" / path.stem / assignment
         target.mkdir(parents=True)
         shutil.copyfile(path, target / f"{assignment}.ipynb")
+
+
+def plain(assignment: str, inbox: Path, course: Path) -> float:
+    """nbgrader's default pipeline, serial; returns the seconds ``autograde`` took."""
+    course.mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"c.CourseDirectory.source_directory = {str(ROOT / 'solutions')!r}\n"
+        "c.CourseDirectory.course_id = 'attention-transformers'\n"
+        "c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'mistakes.py']\n"
+        "c.Execute.kernel_name = 'python3'\n")
+    nbgrader("generate_assignment", assignment, course=course, cwd=course)
+    submit(assignment, inbox, course)
+    started = time.perf_counter()
+    nbgrader("autograde", assignment, course=course, cwd=course)
+    return time.perf_counter() - started
+
+
+def pipeline_serial(assignment: str, inbox: Path, course: Path) -> float:
+    """nbgrader's ``autograde`` with the course's configuration, serial; returns seconds."""
+    course.mkdir(parents=True)
+    release = course / ".release"
+    nbgrader("generate_assignment", assignment, f"--CourseDirectory.release_directory={release}", course=course)
+    submit(assignment, inbox, course)
     started = time.perf_counter()
     nbgrader("autograde", assignment, course=course)
     return time.perf_counter() - started
 
 
-def parallel(assignment: str, inbox: Path, course: Path, workers: int | None, feedback: bool) -> float:
+def command(assignment: str, inbox: Path, course: Path, workers: int | None, feedback: bool):
+    """The grading command, in this process; returns (seconds, peak resident bytes of each worker)."""
     started = time.perf_counter()
-    grade.grade(inbox, assignment, course, workers=workers, feedback=feedback, quiet=True,
-                config_file=ROOT / "nbgrader_config.py")
-    return time.perf_counter() - started
+    with WorkerPeaks(os.getpid()) as peaks:
+        grade.grade(inbox, assignment, course, workers=workers, feedback=feedback, quiet=True,
+                    config_file=ROOT / "nbgrader_config.py")
+    return time.perf_counter() - started, list(peaks.peaks.values())
 
 
 def main():
@@ -96,12 +134,15 @@ def main():
     parser.add_argument("--assignment", default="a1_softmax_additive")
     parser.add_argument("--workers", type=int, default=None, help="default: one per core")
     parser.add_argument("--rounds", type=int, default=2,
-                        help="serial and parallel runs alternate this many times; medians are reported")
-    parser.add_argument("--no-feedback", action="store_true", help="parallel runs without feedback HTML")
+                        help="the three runs alternate this many times; medians are reported")
+    parser.add_argument("--no-feedback", action="store_true", help="the command without feedback HTML")
     args = parser.parse_args()
     n, cores = args.submissions, os.cpu_count()
-    what = "grade.py, parallel" + (", no feedback" if args.no_feedback else ", with feedback + CSV")
-    rates = {"serial": [], "parallel": []}
+    labels = {"plain": "plain nbgrader autograde, serial",
+              "serial": "course pipeline, nbgrader autograde, serial",
+              "command": "grading command" + (", no feedback" if args.no_feedback else ", feedback + CSV")}
+    rates = {kind: [] for kind in labels}
+    memory = []
     with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as scratch:
         scratch = Path(scratch)
         inbox = scratch / "inbox"
@@ -109,21 +150,25 @@ def main():
         print(f"{n} submissions of {args.assignment} (half correct, half with a mistake), "
               f"{cores} CPU cores, load average {os.getloadavg()[0]:.1f}")
         for round_ in range(args.rounds):
-            order = ["serial", "parallel"] if round_ % 2 == 0 else ["parallel", "serial"]
+            order = list(labels) if round_ % 2 == 0 else list(reversed(labels))
             for kind in order:
                 course = scratch / f"{kind}-{round_}"
-                if kind == "serial":
-                    seconds = serial(args.assignment, inbox, course)
-                    label = "plain nbgrader autograde, serial"
+                note = ""
+                if kind == "plain":
+                    seconds = plain(args.assignment, inbox, course)
+                elif kind == "serial":
+                    seconds = pipeline_serial(args.assignment, inbox, course)
                 else:
-                    seconds = parallel(args.assignment, inbox, course, args.workers, not args.no_feedback)
-                    label = what
+                    seconds, peaks = command(args.assignment, inbox, course, args.workers, not args.no_feedback)
+                    memory += peaks
+                    note = "  worker peaks (MiB): " + ", ".join(f"{p / MIB:.0f}" for p in sorted(peaks))
                 rates[kind].append(60 * n / seconds)
-                print(f"  round {round_ + 1}: {label + ':':42s} {seconds:6.1f} s  "
-                      f"{rates[kind][-1]:6.1f} submissions/min")
-    serial_rate, parallel_rate = statistics.median(rates["serial"]), statistics.median(rates["parallel"])
-    print(f"median: serial {serial_rate:.1f}/min, parallel {parallel_rate:.1f}/min, "
-          f"ratio {parallel_rate / serial_rate:.2f}x (load average now {os.getloadavg()[0]:.1f})")
+                print(f"  round {round_ + 1}: {labels[kind] + ':':46s} {seconds:6.1f} s  "
+                      f"{rates[kind][-1]:6.1f} submissions/min{note}", flush=True)
+    median = {kind: statistics.median(values) for kind, values in rates.items()}
+    print(f"median submissions/min: plain {median['plain']:.1f}, course pipeline serial {median['serial']:.1f}, "
+          f"command {median['command']:.1f}; command / plain {median['command'] / median['plain']:.2f}x; "
+          f"largest worker peak {max(memory) / MIB:.0f} MiB (load average now {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":
