@@ -12,7 +12,8 @@ session (under a file lock, as :func:`grading_support.graded_batch` does):
 
 * with **plain nbgrader**: ``generate_assignment`` and ``autograde`` through
   nbgrader's API under nbgrader's default configuration (nothing of this
-  course's ``nbgrader_config.py``), only the kernel named: the notebooks' own
+  course's ``nbgrader_config.py``; each student in a course folder of its own,
+  two at a time), only the kernel named: the notebooks' own
   kernelspec may name one that is not installed here (cs1302's ``xpython``),
   so ``Execute.kernel_name = "python3"``, as the course's own configuration
   would set it on a machine without XPython;
@@ -173,7 +174,19 @@ def _plain_config(course: str, assignment: str):
     return config
 
 
+def _plain_student(course: str, assignment: str, root: str, student: str) -> dict:
+    """Plain nbgrader's ``autograde`` of one student, in a course folder of the student's own."""
+    from course_grader.nbgrader_api import make_api
+
+    outcome = make_api(_plain_config(course, assignment), Path(root)).autograde(
+        assignment, student, force=True, create=True)
+    return {"success": outcome["success"], "error": str(outcome.get("error") or "")[-2000:]}
+
+
 def _grade(folder: Path, course: str, assignment: str) -> dict:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from course_grader import grade
     from course_grader.nbgrader_api import make_api
 
@@ -182,11 +195,16 @@ def _grade(folder: Path, course: str, assignment: str) -> dict:
     outcome = api.generate_assignment(assignment, force=True, create=True)
     assert outcome["success"], outcome["log"] + str(outcome.get("error"))
     submissions = students(course, assignment, plain_root / "release" / assignment)
-    plain_log = {}
+    # One course folder per student (nbgrader's SQLite gradebook takes one writer), two at a time:
+    # plain nbgrader grades one notebook after the other, and this test's share of the machine is two cores.
+    roots = {student: folder / "plain-students" / student for student in submissions}
     for student, content in submissions.items():
-        write_student(plain_root / "submitted" / student / assignment, content)
-        outcome = api.autograde(assignment, student, force=True, create=True)
-        plain_log[student] = {"success": outcome["success"], "error": str(outcome.get("error") or "")[-2000:]}
+        roots[student].mkdir(parents=True)
+        shutil.copyfile(plain_root / "gradebook.db", roots[student] / "gradebook.db")
+        write_student(roots[student] / "submitted" / student / assignment, content)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        plain_log = dict(zip(submissions, pool.map(
+            _plain_student, *zip(*[(course, assignment, str(roots[s]), s) for s in submissions]))))
     inbox = folder / "inbox"
     for student, content in submissions.items():
         write_student(inbox / student, content)
@@ -196,8 +214,10 @@ def _grade(folder: Path, course: str, assignment: str) -> dict:
                          course={"source_directory": COURSES / course / "source",
                                  "course_id": ASSIGNMENTS[(course, assignment)]},
                          course_config=their_config if their_config.is_file() else None)
-    return {"students": sorted(submissions), "plain_log": plain_log, "report": report,
-            "plain": cell_scores(plain_root / "gradebook.db", assignment, submissions),
+    plain = {}
+    for student in submissions:
+        plain.update(cell_scores(roots[student] / "gradebook.db", assignment, [student]))
+    return {"students": sorted(submissions), "plain_log": plain_log, "report": report, "plain": plain,
             "ours": cell_scores(folder / "course" / "gradebook.db", assignment, submissions)}
 
 
