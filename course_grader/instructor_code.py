@@ -151,11 +151,11 @@ def top_level_names(source: str) -> tuple[set[str], dict[str, tuple[str, str | N
             {k: v for k, v in imports.items() if not k.startswith("__")})
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def names_used(source: str) -> frozenset[str]:
     """Every name a cell reads or writes (for what it needs from the grader).
 
     Cached: the re-check asks it of every instructor cell for each test cell of every
-    submission, and parsing IPython syntax is most of a worker's time spent outside the kernels."""
+    submission (uncached, 0.16 s of the 2.5 s a submission of assignment 1 took under the profiler)."""
     tree = parse(source)
     return frozenset() if tree is None else frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
