@@ -6,6 +6,7 @@ graded by hand) is graded by the command, and its feedback page is opened in
 Chromium with the network cut off, at a laptop's width and a phone's.
 """
 
+import copy
 import sys
 from pathlib import Path
 
@@ -140,3 +141,47 @@ def test_offline_the_formulas_render_and_the_explanation_wraps(page, width):
     assert fetched == [] and dialogs == [] and links_in_math == 0
     assert r"\operatorname" not in text and "$d_k$" not in text
     assert "divide by np.sqrt(d_k)" in text
+
+
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def test_the_page_is_nbconverts_without_its_soup_pass():
+    """The feedback page skips nbconvert's last pass over the page with BeautifulSoup (two thirds
+    of its time) and gives images their alt text itself: parsed, the page is the tree nbconvert's
+    own pass gives, MathJax included, and every image has an alt text."""
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+
+    from course_grader.feedback import NO_ALT, FeedbackExporter, mathjax_script
+
+    def graded(cell, **meta):
+        cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": meta.get("id", "t"),
+                                     "points": 2, "score": 1.0, **meta}
+        return cell
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("The score is $\\operatorname{softmax}(x)_i$ and ![a plot](data:image/png;base64,"
+                                      + PNG + ") and <img src='data:image/png;base64," + PNG + "'>"),
+        graded(nbformat.v4.new_code_cell("plot()  # draws '<img src=x>'", outputs=[
+            nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+            nbformat.v4.new_output("display_data", data={"text/html": "<b>bold</b><img src='y.png'>"}),
+            nbformat.v4.new_output("stream", name="stdout", text="<img src=escaped> & more\n")]), id="test_plot"),
+    ])
+    nb.metadata["language_info"] = {"name": "python"}
+    resources = {"nbgrader": {"notebook": "nb", "score": 1.0, "max_score": 2.0, "to_grade_by_hand": 0,
+                              "late_penalty": 0}}
+    def exporter():   # configured as nbgrader's generate_feedback configures it
+        from nbgrader.converters import GenerateFeedback
+
+        return FeedbackExporter(config=GenerateFeedback().config)
+
+    ours, _ = exporter().from_notebook_node(copy.deepcopy(nb), copy.deepcopy(resources))
+    with_math = {**copy.deepcopy(resources), "mathjax_script": mathjax_script()}
+    theirs, _ = HTMLExporter.from_notebook_node(exporter(), copy.deepcopy(nb), with_math)
+    ours_tree, theirs_tree = BeautifulSoup(ours, "html.parser"), BeautifulSoup(theirs, "html.parser")
+    assert ours_tree == theirs_tree
+    images = ours_tree.find_all("img")
+    assert len(images) >= 3 and all(img.get("alt") for img in images)
+    assert [img["alt"] for img in images].count(NO_ALT) >= 2     # the plot, and the HTML output's image
+    assert mathjax_script() in ours
