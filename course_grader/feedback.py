@@ -237,14 +237,14 @@ class FeedbackExporter(SafeLinksExporter):
 
 #: What nbconvert's HTMLExporter says of an image that has no alt text
 NO_ALT = "No description has been provided for this image"
-_SCRIPT_OR_STYLE = re.compile(r"(<(script|style)\b.*?</\2\s*>)", re.I | re.S)
+_NOT_MARKUP = re.compile(r"(<!--.*?-->|<(script|style)\b.*?</\2\s*>)", re.I | re.S)
 _IMG = re.compile(r"<img\b((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.I)
 _ATTRIBUTE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?""")
 
 
 def alt_for_images(html: str) -> str:
     """Every ``<img>`` without an ``alt`` attribute given nbconvert's ``alt`` text (:data:`NO_ALT`);
-    the text of scripts and style sheets is left alone, as an HTML parser leaves it."""
+    comments and the text of scripts and style sheets are left alone, as an HTML parser leaves them."""
     def fix(match):
         attributes = match.group(1)
         if any(name.lower() == "alt" for name in _ATTRIBUTE.findall(attributes)):
@@ -253,8 +253,8 @@ def alt_for_images(html: str) -> str:
         body = attributes.rstrip()[:-1] if closing else attributes
         return f'<img{body.rstrip()} alt="{NO_ALT}"{closing}>'
 
-    parts = _SCRIPT_OR_STYLE.split(html)
-    # split() gives text, then (block, tag name) per script or style: only the text is HTML to fix
+    parts = _NOT_MARKUP.split(html)
+    # split() gives text, then (block, tag name or None) per comment, script or style: only the text is HTML to fix
     out = []
     for index, part in enumerate(parts):
         kind = index % 3

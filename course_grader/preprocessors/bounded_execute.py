@@ -25,8 +25,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.client import NotebookClient
-from nbclient.util import run_hook
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_hook
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Unicode

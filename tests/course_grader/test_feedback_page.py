@@ -165,7 +165,7 @@ def test_the_page_is_nbconverts_without_its_soup_pass():
                                       + PNG + ") and <img src='data:image/png;base64," + PNG + "'>"),
         graded(nbformat.v4.new_code_cell("plot()  # draws '<img src=x>'", outputs=[
             nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
-            nbformat.v4.new_output("display_data", data={"text/html": "<b>bold</b><img src='y.png'>"}),
+            nbformat.v4.new_output("display_data", data={"text/html": "<b>bold</b><img src='y.png'><!-- <img src='z.png'> -->"}),
             nbformat.v4.new_output("stream", name="stdout", text="<img src=escaped> & more\n")]), id="test_plot"),
     ])
     nb.metadata["language_info"] = {"name": "python"}
@@ -185,3 +185,4 @@ def test_the_page_is_nbconverts_without_its_soup_pass():
     assert len(images) >= 3 and all(img.get("alt") for img in images)
     assert [img["alt"] for img in images].count(NO_ALT) >= 2     # the plot, and the HTML output's image
     assert mathjax_script() in ours
+    assert "<!-- <img src='z.png'> -->" in ours    # a comment stays as it was
