@@ -252,3 +252,60 @@ def reuse_gradebook_engines():
 
     gradebook_api.create_engine = create_engine
     metadata.create_all = create_all
+
+
+def check_metadata_with_one_validator():
+    """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
+    the schema itself against JSON Schema's meta-schema (nine tenths of its time, for every cell of
+    every notebook).  Here the schema is checked once (per schema text) and its validator reused;
+    a cell's metadata gets the same verdict and the same error (``best_match``, as ``validate``)."""
+    import json
+    import types
+
+    import jsonschema
+    from nbgrader.nbgraderformat import common
+
+    validators: dict = {}
+
+    def validate(instance, schema):
+        key = json.dumps(schema, sort_keys=True)
+        validator = validators.get(key)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = validators[key] = cls(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            raise error
+
+    common.jsonschema = types.SimpleNamespace(validate=validate)
+
+
+def reuse_highlighting(size: int = 4096):
+    """Feedback pages highlight every code cell with Pygments; most of a class's cells (the given
+    code, the tests) are the same text for every student.  Keep the last ``size`` results: the
+    highlighted HTML depends only on the source, the language, the cell's magics language and
+    the formatter's options."""
+    from collections import OrderedDict
+
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    original = Highlight2HTML.__call__
+    if getattr(original, "reuses_results", False):
+        return
+    done: OrderedDict = OrderedDict()
+
+    def highlight(self, source, language=None, metadata=None):
+        magics = metadata.get("magics_language") if metadata else None
+        key = (source, language or self.pygments_lexer, magics,
+               repr(sorted(self.extra_formatter_options.items())))
+        if key in done:
+            done.move_to_end(key)
+            return done[key]
+        html = done[key] = original(self, source, language, metadata)
+        if len(done) > size:
+            done.popitem(last=False)
+        return html
+
+    highlight.reuses_results = True
+    Highlight2HTML.__call__ = highlight

@@ -106,7 +106,12 @@ _PROBED: list = []
 
 
 def _probe_namespaces() -> str:
-    """Root is not always enough (e.g. a container without CAP_SYS_ADMIN): try it, once."""
+    """Root is not always enough (e.g. a container without CAP_SYS_ADMIN): try it, once.
+
+    Where a worker's zygote (:class:`Zygote`) is listening, its namespaces are the proof.
+    """
+    if not _PROBED and os.environ.get(ZYGOTE_ENV, "").startswith("/") and os.path.exists(os.environ[ZYGOTE_ENV]):
+        _PROBED.append("")
     if not _PROBED:
         import subprocess
 
@@ -199,12 +204,44 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
     Falls back to resource limits only (with a warning) when isolation is
     unavailable; see :func:`describe`.
     """
+    spec = _spec(argv, workdir, limits=limits, slot=slot, share=share, files=files, seal=seal,
+                 exclude=exclude, quiet=quiet, forbid=forbid)
+    current = mode()
+    missing = missing_facilities()
+    if current == "strict" and missing:
+        raise SandboxUnavailable(
+            f"{ENV_PREFIX}=strict, but the sandbox cannot isolate student code here: "
+            + "; ".join(missing) + ". Grade on Linux as root with util-linux's unshare, or unset "
+            f"{ENV_PREFIX} to grade with resource limits only (not recommended).")
+    if current == "off" or missing:
+        return self_command("limits-only", json.dumps(spec))
+    _inside_paths(spec)
+    zygote = os.environ.get(ZYGOTE_ENV, "")
+    if zygote and zygote != "off" and not zygote_refuses(spec):
+        return self_command("attach", zygote, json.dumps(spec))
+    return _isolated_command(spec)
+
+
+#: How this file runs as a program: imported, so that Python reads its compiled form (a script is
+#: compiled anew at every start, 30 ms, twice per submission graded).
+RUN_SELF = "import sys; sys.path.insert(0, sys.argv[1]); import sandbox; sandbox.main(sys.argv[2:])"
+
+
+def self_command(*args: str) -> list[str]:
+    """The command line that runs this file's :func:`main` with ``args`` (standard library only)."""
+    return [sys.executable, "-I", "-S", "-c", RUN_SELF, HERE, *args]
+
+
+def _spec(argv: list[str], workdir: str, *, limits: dict | None = None, slot: int | None = None,
+          share=(), files: dict | None = None, seal=(), exclude=("*.ipynb",), quiet: bool = False,
+          forbid=()) -> dict:
+    """What the sandbox's own process needs to know (see :func:`command`), as plain data."""
     python = students_python()
     facts = interpreter_facts(python, tuple(forbid))
     argv = list(argv)
     if argv and argv[0] == sys.executable:     # the students' code runs in the course's interpreter
         argv[0] = python
-    spec = {
+    return {
         "argv": argv, "workdir": os.path.abspath(workdir),
         "limits": limits_from_env(limits), "uid": sandbox_uid(slot),
         "share": [[os.path.abspath(outside), inside] for outside, inside in share],
@@ -214,19 +251,14 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         "python": facts["prefixes"],
         "hide": facts["hide"],
         "venv": None,
+        "base_prefix": facts["base_prefix"], "prefix": facts["prefix"],
     }
-    current = mode()
-    missing = missing_facilities()
-    if current == "strict" and missing:
-        raise SandboxUnavailable(
-            f"{ENV_PREFIX}=strict, but the sandbox cannot isolate student code here: "
-            + "; ".join(missing) + ". Grade on Linux as root with util-linux's unshare, or unset "
-            f"{ENV_PREFIX} to grade with resource limits only (not recommended).")
-    script = os.path.abspath(__file__)
-    if current == "off" or missing:
-        return [sys.executable, "-I", "-S", script, "limits-only", json.dumps(spec)]
-    venv = os.path.abspath(facts["prefix"])
-    if venv != os.path.abspath(facts["base_prefix"]) and not venv.startswith("/usr/"):
+
+
+def _inside_paths(spec: dict):
+    """Where the isolated program sees the installation: a virtual environment as :data:`INSIDE_VENV`."""
+    venv = os.path.abspath(spec["prefix"])
+    if venv != os.path.abspath(spec["base_prefix"]) and not venv.startswith("/usr/"):
         # A virtual environment lives in the course's repository: inside, it is INSIDE_VENV,
         # so that no command line, link or variable the program can read names the host's folders.
         spec["venv"] = venv
@@ -236,9 +268,12 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         program = os.path.abspath(spec["argv"][0]) if spec["argv"] else ""
         if program.startswith(venv + "/"):
             spec["argv"][0] = INSIDE_VENV + program[len(venv):]
+
+
+def _isolated_command(spec: dict) -> list[str]:
     return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
             "--propagation", "private", "--",
-            sys.executable, "-I", "-S", script, "inside", json.dumps(spec)]
+            *self_command("inside", json.dumps(spec))]
 
 
 def students_python() -> str:
@@ -485,7 +520,19 @@ def _scratch(size_mb: int, uid: int) -> str:
 
 
 def build_view(spec: dict):
+    """The program's file-system view at :data:`NEWROOT`: the installation, then the submission's part."""
     uid, limits = spec["uid"], spec["limits"]
+    scratch = _scratch(limits["tmp_mb"], uid)
+    _build_installation(spec, scratch)
+    _forbid_modules(spec)
+    _build_submission(spec, scratch)
+    # Nothing else may be created in the new root itself.
+    _mount(None, NEWROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def _build_installation(spec: dict, scratch: str):
+    """What every program sees alike: the operating system, Python, /dev, /proc, and /tmp from ``scratch``."""
+    uid = spec["uid"]
     os.makedirs(NEWROOT, mode=0o700, exist_ok=True)
     _mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID, "size=16m,mode=0755")
     # The operating system and the Python installation, read-only.
@@ -498,12 +545,9 @@ def build_view(spec: dict):
     # A private /tmp, with the program's home directory in it and nothing of the host's.
     # Mounted before the Python installation is bound in: a base interpreter installed
     # under /tmp keeps its path (its binary names it), which a tmpfs mounted afterwards would hide.
-    scratch = _scratch(limits["tmp_mb"], uid)
     os.makedirs(_inside("/tmp"), exist_ok=True)
     _mount(os.path.join(scratch, "tmp"), _inside("/tmp"), None, MS_BIND)
-    home = _inside("/tmp/home")
-    os.makedirs(home, mode=0o700)
-    os.chown(home, uid, uid)
+    _home(scratch, uid)
     if spec.get("venv"):
         _bind(spec["venv"], INSIDE_VENV)
     prefixes = sorted({os.path.realpath(p) for p in spec["python"]})
@@ -520,7 +564,6 @@ def build_view(spec: dict):
         if os.path.isdir(_inside(folder)):
             _mount("tmpfs", _inside(folder), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "size=4k,mode=0755")
-    _forbid_modules(spec)
     # /dev: a handful of harmless devices.
     dev = _inside("/dev")
     os.makedirs(dev, exist_ok=True)
@@ -538,6 +581,17 @@ def build_view(spec: dict):
     # hidepid=2: the program sees only its own processes, not the supervisor (root, PID 1),
     # whose command line holds the host's paths.
     _mount("proc", _inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+
+
+def _home(scratch: str, uid: int):
+    home = os.path.join(scratch, "tmp", "home")
+    os.makedirs(home, mode=0o700)
+    os.chown(home, uid, uid)
+
+
+def _build_submission(spec: dict, scratch: str):
+    """What is this program's own: the shared folders, the copy of its working folder, its files."""
+    uid, limits = spec["uid"], spec["limits"]
     # Directories shared with the outside (the kernel's sockets), at paths that name nothing of the host.
     for outside, inside in spec["share"]:
         os.chown(outside, uid, uid)
@@ -557,8 +611,6 @@ def build_view(spec: dict):
             f.write(content)
         os.chown(target, uid, uid)
         os.chmod(target, 0o600)
-    # Nothing else may be created in the new root itself.
-    _mount(None, NEWROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
 
 
 def _host_to_inside(path: str, spec: dict) -> str:
@@ -566,14 +618,15 @@ def _host_to_inside(path: str, spec: dict) -> str:
     return INSIDE_VENV + path[len(venv):] if venv and path.startswith(venv + "/") else path
 
 
-def _forbid_modules(spec: dict):
-    """Cover each forbidden module, in the read-only view, with one that refuses to be imported."""
+def _forbid_modules(spec: dict, stubs: str = NEWROOT):
+    """Cover each forbidden module, in the read-only view, with one that refuses to be imported
+    (a single-file module by a stub file kept in ``stubs``)."""
     for name, locations in spec.get("forbid", {}).items():
         for location in locations:
-            _forbid_module(name, location, spec)
+            _forbid_module(name, location, spec, stubs)
 
 
-def _forbid_module(name: str, location: str, spec: dict):
+def _forbid_module(name: str, location: str, spec: dict, stubs: str = NEWROOT):
     stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name=name)!r}, name={name!r})\n"
     target = _inside(_host_to_inside(location, spec))
     if not os.path.exists(target):
@@ -584,7 +637,7 @@ def _forbid_module(name: str, location: str, spec: dict):
             f.write(stub)
         _mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     else:   # a single-file module: a stub file of the same name
-        stub_path = _inside(f"/.forbidden-{name}.py")
+        stub_path = os.path.join(stubs, f".forbidden-{name}.py")
         with open(stub_path, "w") as f:
             f.write(stub)
         _mount(stub_path, target, None, MS_BIND)
@@ -644,9 +697,16 @@ def _seal(spec: dict):
             pass
 
 
-def supervise(spec: dict, pid: int):
-    """PID 1: seal, reap, enforce the wall clock, exit with the program's status."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)       # interrupts are for the program
+def supervise(spec: dict, pid: int, forward_interrupts: bool = False):
+    """PID 1: seal, reap, enforce the wall clock, exit with the program's status.
+
+    An interrupt reaches the program from its process group; a zygote's program
+    (:func:`zygote_child`) is in no group of its launcher's, and gets it from here.
+    """
+    if forward_interrupts:
+        signal.signal(signal.SIGINT, lambda signum, frame: os.kill(pid, signal.SIGINT))
+    else:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # interrupts are for the program
     wall = spec["limits"]["wall_seconds"]
     deadline = time.monotonic() + wall if wall else None
     unsealed = bool(spec["share"])
@@ -795,6 +855,429 @@ def run_limits_only(spec: dict):
 
 
 # ---------------------------------------------------------------------------
+# A warm start: one zygote per grading worker
+# ---------------------------------------------------------------------------
+#
+# Starting a program in the sandbox costs little; starting Python in it and
+# importing ipykernel, IPython and NumPy costs about half a second of CPU, twice
+# per submission (the kernel, then the re-check's process).  A zygote does that
+# once per worker and forks every program from it, each into namespaces, a
+# working folder, /tmp and a user of its own, as the programs above:
+#
+#   worker ── launcher (``sandbox.py attach``: the process jupyter_client or the
+#      │       re-check holds; its stdin, stdout and stderr become the program's)
+#      │          │ Unix socket
+#   unshare ── O (``sandbox.py zygote``, root, host paths): builds the view once;
+#                │ per program, in a new mount namespace, that program's /tmp,
+#                │ working folder, shared folders and forbidden modules
+#                └─ Z (``/.zygote/sandbox.py zygote-serve``, root, chrooted,
+#                     inside paths only, modules imported, never runs a
+#                     student's code)
+#                     └─ C (per program: enters the mount namespace O made,
+#                          new PID, network, IPC and UTS namespaces; relays
+#                          the launcher's interrupts and the exit status)
+#                          └─ PID 1 (mounts /proc, supervises: wall clock, seal)
+#                               └─ the program: limits, unprivileged user,
+#                                  seccomp, then ``python -m``/``-c`` run in the
+#                                  warm interpreter
+#
+# Z holds nothing of the host's (it was started with inside paths only), so
+# neither does a program forked from it.  Every program is a copy of Z as Z was
+# before any program ran: nothing passes from one program to the next.
+# Programs the zygote cannot run exactly as the process above would (another
+# interpreter, a forbidden module the zygote has imported, a file outside /tmp
+# or the working folder) start as above, from the launcher.
+
+ZYGOTE_ENV = f"{ENV_PREFIX}_ZYGOTE"   # the address (a Unix socket) of this worker's zygote
+INSIDE_ZYGOTE = "/.zygote"             # the zygote's copy of this file, in the view (root only)
+#: imported by the zygote: what a kernel and the re-check's process import before any cell runs
+PRELOAD = ("numpy", "IPython", "IPython.core.interactiveshell", "IPython.extensions", "ipykernel.kernelapp",
+           "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.iostream", "ipykernel.debugger",
+           "jupyter_client.session", "tornado.queues", "sqlite3")
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+_MESSAGE = 1 << 20       # the longest message between the zygote's processes (a spec with a program's source)
+
+
+def _python_program(argv: list[str]):
+    """``(kind, target, rest, isolated)`` for ``python [-I] (-m module | -c source) args``, else None."""
+    args, isolated = list(argv[1:]), False
+    while args and args[0] in ("-I", "-s", "-S", "-E", "-B", "-u"):
+        if args[0] == "-S":
+            return None                       # no site: the zygote has one
+        isolated = isolated or args[0] == "-I"
+        args = args[1:]
+    if len(args) >= 2 and args[0] in ("-m", "-c"):
+        return args[0], args[1], args[2:], isolated
+    return None
+
+
+def zygote_refuses(spec: dict, zygote: dict | None = None) -> str:
+    """Why a zygote cannot run this program as :func:`run_inside` would; '' when it can.
+
+    ``zygote``: the zygote's own spec and the top-level modules it has imported (known to the
+    zygote; the launcher asks the part it knows without them).
+    """
+    if _python_program(spec["argv"]) is None:
+        return "not a python -m or -c program"
+    if any(os.path.realpath(p).startswith("/tmp/") for p in spec["python"]):
+        return "the interpreter lives under /tmp, where each program's own /tmp is mounted"
+    if any(inside != INSIDE_IPC for _, inside in spec["share"]):
+        return "a shared folder other than the kernel's sockets"
+    if any(not (path.startswith("/tmp/") or path.startswith(INSIDE_WORKDIR + "/")) for path in spec["files"]):
+        return "a file outside /tmp and the working folder"
+    if zygote is not None:
+        base, imported = zygote["spec"], set(zygote["imported"])
+        for key in ("python", "venv", "hide"):
+            if spec.get(key) != base.get(key):
+                return f"another interpreter ({key})"
+        if spec["argv"][0] != base["argv"][0]:
+            return "another interpreter"
+        clash = sorted(name for name in spec["forbid"] if name.split(".")[0] in imported)
+        if clash:
+            return "forbidden modules the zygote has imported: " + ", ".join(clash)
+    return ""
+
+
+class Zygote:
+    """A grading worker's zygote (see above): started by :meth:`start`, used by every :func:`command`
+    of this process and its children while ``$ATTENTION_SANDBOX_ZYGOTE`` names it."""
+
+    def __init__(self, process, folder: str):
+        self.process, self.folder = process, folder
+        self.address = os.path.join(folder, "socket")
+
+    @classmethod
+    def start(cls, slot: int | None = None, timeout: float = 120.0):
+        """The zygote, ready; None (and the reason on stderr) where there is none to have.
+
+        Only with full isolation: degraded, each program runs with limits only, as before.
+        """
+        import socket
+        import subprocess
+        import tempfile
+
+        if os.environ.get(ZYGOTE_ENV) == "off" or mode() == "off" or missing_facilities():
+            return None
+        spec = _spec([sys.executable, "-c", "pass"], "/", slot=slot, quiet=True)
+        _inside_paths(spec)
+        reason = zygote_refuses(spec)
+        if reason:
+            sys.stderr.write(f"sandbox: no zygote ({reason}); every program starts from scratch\n")
+            return None
+        folder = tempfile.mkdtemp(prefix="sandbox-zygote-")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(os.path.join(folder, "socket"))
+        listener.listen(64)
+        command_line = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
+                        "--propagation", "private", "--",
+                        *self_command("zygote", str(listener.fileno()), json.dumps(spec))]
+        process = subprocess.Popen(command_line, pass_fds=[listener.fileno()], stdout=subprocess.PIPE,
+                                   preexec_fn=lambda: _prctl(PR_SET_PDEATHSIG, signal.SIGKILL))
+        listener.close()
+        zygote = cls(process, folder)
+        import selectors
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            ready = selector.select(timeout) and process.stdout.readline().strip() == b"ready"
+        if not ready:
+            zygote.close()
+            sys.stderr.write("sandbox: the zygote did not start; every program starts from scratch\n")
+            return None
+        os.environ[ZYGOTE_ENV] = zygote.address
+        return zygote
+
+    def close(self):
+        if os.environ.get(ZYGOTE_ENV) == self.address:
+            del os.environ[ZYGOTE_ENV]
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _syscall(name: str, *args):
+    if getattr(_c(), name)(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{name}: {os.strerror(err)}")
+
+
+def zygote_main(listen_fd: int, spec: dict):
+    """O: build the view once, start Z in it, then prepare each program's mount namespace."""
+    import socket
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    listener = socket.socket(fileno=listen_fd)
+    _build_installation(spec, _scratch(16, spec["uid"]))
+    for inside in (INSIDE_IPC, INSIDE_WORKDIR):
+        _folders(_inside(inside))
+    code = _inside(INSIDE_ZYGOTE)
+    os.mkdir(code, 0o700)
+    shutil.copyfile(os.path.abspath(__file__), os.path.join(code, "sandbox.py"))
+    _mount(None, NEWROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    python = spec["argv"][0]
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        os.chroot(NEWROOT)
+        os.chdir("/")
+        os.set_inheritable(theirs.fileno(), True)
+        os.execve(python, [python, "-s", f"{INSIDE_ZYGOTE}/sandbox.py", "zygote-serve", str(theirs.fileno())],
+                  child_env(spec))
+    theirs.close()
+    hello = ours.recv(_MESSAGE)
+    if not hello:
+        raise SystemExit("sandbox: the zygote's interpreter did not start")
+    zygote = {"spec": spec, "imported": json.loads(hello)}
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    own_namespace = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    while True:
+        connection, _ = listener.accept()
+        try:
+            _zygote_prepare(connection, ours, zygote, own_namespace)
+        except Exception as error:   # noqa: BLE001 - that program falls back; the zygote goes on
+            sys.stderr.write(f"sandbox: zygote: {error}\n")
+            try:
+                connection.send(b"fallback")
+            except OSError:
+                pass
+        finally:
+            connection.close()
+
+
+def _zygote_prepare(connection, zygote_socket, zygote: dict, own_namespace: int):
+    """O, for one program: its mount namespace (this file's view, with its own /tmp, working folder,
+    shared folders and forbidden modules), handed to Z with the launcher's streams and socket."""
+    import socket
+
+    message, fds, _, _ = socket.recv_fds(connection, _MESSAGE, 3)
+    try:
+        spec = json.loads(message)
+        reason = zygote_refuses(spec, zygote)
+        if reason or len(fds) != 3:
+            connection.send(b"fallback")
+            return
+        uid = spec["uid"]
+        _syscall("unshare", CLONE_NEWNS)
+        try:
+            scratch = _scratch(spec["limits"]["tmp_mb"], uid)
+            _mount(os.path.join(scratch, "tmp"), _inside("/tmp"), None, MS_BIND)
+            _mount(os.path.join(scratch, "shm"), _inside("/dev/shm"), None, MS_BIND)
+            _home(scratch, uid)
+            _forbid_modules(spec, stubs=scratch)
+            _build_submission(spec, scratch)
+            namespace = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+        finally:
+            _syscall("setns", own_namespace, CLONE_NEWNS)
+        # Z learns nothing of the host: only what the program sees.
+        inside = {"argv": spec["argv"], "limits": spec["limits"], "uid": uid, "quiet": spec["quiet"],
+                  "seal": spec["seal"], "share": [["", path] for _, path in spec["share"]]}
+        try:
+            socket.send_fds(zygote_socket, [json.dumps(inside).encode()], [namespace, *fds, connection.fileno()])
+        finally:
+            os.close(namespace)
+        connection.send(b"started")
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def zygote_serve(fd: int):
+    """Z: import what every program imports, then fork one child per program (:func:`zygote_child`)."""
+    import importlib
+    import socket
+    import threading
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p != here]
+    channel = socket.socket(fileno=fd)
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:   # noqa: BLE001 - not installed in this interpreter: imported by the program
+            pass
+    tasks = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["1"]
+    if threading.active_count() != 1 or len(tasks) != 1:
+        raise SystemExit("sandbox: the zygote has threads after its imports; it cannot fork safely")
+    channel.send(json.dumps(sorted({name.split(".")[0] for name in sys.modules})).encode())
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)     # the children reap themselves
+    while True:
+        message, fds, _, _ = socket.recv_fds(channel, _MESSAGE, 5)
+        if not message:
+            os._exit(0)                               # O has gone
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() == 0:
+            channel.close()
+            try:
+                zygote_child(json.loads(message), fds)
+            finally:
+                os._exit(127)
+        for descriptor in fds:
+            os.close(descriptor)
+
+
+def zygote_child(spec: dict, fds: list[int]):
+    """C: the program's namespaces; relays the launcher's interrupts and the program's exit status."""
+    import select
+    import socket
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    namespace, stdin, stdout, stderr, control = fds
+    _syscall("setns", namespace, CLONE_NEWNS)
+    os.close(namespace)
+    os.chroot(NEWROOT)
+    os.chdir(INSIDE_WORKDIR)
+    _syscall("unshare", CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    init = os.fork()
+    if init == 0:
+        os.close(control)
+        try:
+            _zygote_init(spec, stdin, stdout, stderr)
+        finally:
+            os._exit(127)
+    for descriptor in (stdin, stdout, stderr):
+        os.close(descriptor)
+    launcher = socket.socket(fileno=control)
+    watched = [launcher]
+    gone = os.pidfd_open(init) if hasattr(os, "pidfd_open") else None
+    while True:
+        ready, _, _ = select.select(watched + ([gone] if gone is not None else []), [], [],
+                                    None if gone is not None else 0.02)
+        done, status = os.waitpid(init, os.WNOHANG)
+        if done:
+            try:
+                launcher.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
+            except OSError:
+                pass
+            os._exit(0)
+        if launcher in ready:
+            request = launcher.recv(64)
+            if request == b"INT":
+                os.kill(init, signal.SIGINT)
+            else:                                     # the launcher was killed or asks so
+                os.kill(init, signal.SIGKILL)
+                watched = []
+
+
+def _zygote_init(spec: dict, stdin: int, stdout: int, stderr: int):
+    """PID 1 of the program's namespace: its /proc, then the program, supervised."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    for descriptor, standard in ((stdin, 0), (stdout, 1), (stderr, 2)):   # the launcher's
+        os.dup2(descriptor, standard)
+        os.close(descriptor)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _zygote_program(spec)
+        except BaseException as error:  # noqa: BLE001 - report and die, never continue as root
+            os.write(2, f"sandbox: could not start the program: {error!r}\n".encode())
+        os._exit(127)
+    supervise(spec, pid, forward_interrupts=True)
+
+
+def _zygote_program(spec: dict):
+    """The program: the same limits, user and filter as :func:`run_inside`'s, then its Python code."""
+    for signum in (signal.SIGCHLD, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    apply_limits(spec["limits"], in_memory_files_mb=spec["limits"]["tmp_mb"])
+    uid = spec["uid"]
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _deny_kernel_facilities()
+    os.close(_only_standard_streams(spec.get("quiet")))
+    os.environ.clear()
+    os.environ.update(child_env(spec))
+    run_python(spec["argv"])
+
+
+def run_python(argv: list[str]):
+    """Run ``python [-I] (-m module | -c source) args`` in this interpreter, as that command would,
+    and exit with its status."""
+    import atexit
+    import builtins
+    import runpy
+    import types
+
+    kind, target, rest, isolated = _python_program(argv)
+    if "numpy.random" in sys.modules:      # a fresh interpreter's NumPy draws its own seed
+        sys.modules["numpy.random"].seed()
+    sys.orig_argv = list(argv)
+    status = 0
+    try:
+        if kind == "-m":
+            if not isolated:
+                sys.path.insert(0, os.getcwd())
+            sys.argv = [target, *rest]
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            if not isolated:
+                sys.path.insert(0, "")
+            sys.argv = ["-c", *rest]
+            main = types.ModuleType("__main__")
+            main.__builtins__ = builtins
+            sys.modules["__main__"] = main
+            exec(compile(target, "<string>", "exec"), main.__dict__)
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            status = exit_.code or 0
+        else:
+            print(exit_.code, file=sys.stderr)
+            status = 1
+    except BaseException:   # noqa: BLE001 - as the interpreter does: the traceback, status 1
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def attach_main(address: str, spec_text: str):
+    """The launcher: hands its streams to the zygote at ``address`` and stands for the program (its
+    exit status; an interrupt sent to it reaches the program; killed, it takes the program with it).
+    Where the zygote cannot run the program, it runs as :func:`command` would run it without one."""
+    import socket
+
+    spec = json.loads(spec_text)
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        channel.connect(address)
+        socket.send_fds(channel, [spec_text.encode()], [0, 1, 2])
+        answer = channel.recv(64)
+    except OSError:
+        answer = b""
+    if answer != b"started":
+        channel.close()
+        cmd = _isolated_command(spec)
+        os.execvp(cmd[0], cmd)
+
+    def interrupt(signum, frame):
+        try:
+            channel.send(b"INT" if signum == signal.SIGINT else b"KILL")
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+    while True:
+        message = channel.recv(64)
+        if message.startswith(b"exit "):
+            status = int(message.split()[1])
+            os._exit(status if status >= 0 else 128 - status)
+        if not message:
+            os._exit(1)
+
+
+# ---------------------------------------------------------------------------
 # The grading kernel
 # ---------------------------------------------------------------------------
 
@@ -824,6 +1307,8 @@ def kernel_main(connection_file: str, extra: list[str]):
         cmd = command(argv, os.getcwd(), quiet=True)
     # If whatever started us dies, so does the sandbox (and with it every process inside).
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if cmd[-3] == "attach":     # this process is the launcher: no second interpreter to start
+        attach_main(cmd[-2], cmd[-1])
     os.execvp(cmd[0], cmd)
 
 
@@ -834,6 +1319,12 @@ def main(args: list[str]):
         kernel_main(args[1], args[2:])
     elif args[0] == "inside":
         run_inside(json.loads(args[1]))
+    elif args[0] == "attach":
+        attach_main(args[1], args[2])
+    elif args[0] == "zygote":
+        zygote_main(int(args[1]), json.loads(args[2]))
+    elif args[0] == "zygote-serve":
+        zygote_serve(int(args[1]))
     elif args[0] == "limits-only":
         run_limits_only(json.loads(args[1]))
     elif args[0] == "facts":   # asked by another interpreter's grader: see interpreter_facts

@@ -29,7 +29,8 @@ from . import limits as default_limits
 from . import sandbox
 from .gradebook import copy_student_folders, merge_shard, points_to_grade_by_hand
 from .intake import write_blank
-from .nbgrader_api import make_api, reuse_compiled_templates, reuse_gradebook_engines
+from .nbgrader_api import (check_metadata_with_one_validator, make_api, reuse_compiled_templates,
+                           reuse_gradebook_engines, reuse_highlighting)
 from .progress import Progress
 from .report import GradingReport, terminal_text
 
@@ -62,10 +63,15 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
     reuse_gradebook_engines()
+    check_metadata_with_one_validator()
+    reuse_highlighting()
     api = make_api(config, shard_dir)
+    zygote = sandbox.Zygote.start(slot)   # every kernel and re-check of this worker forks from it
     while True:
         task = tasks.get()
         if task is None:
+            if zygote is not None:
+                zygote.close()
             return
         student, notes = task
         results.put(("started", student, slot))

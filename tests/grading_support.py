@@ -164,3 +164,19 @@ def outputs_text(nb, gid: str) -> str:
 
 
 HIDDEN_BLOCK = re.compile(r"decode_reference\(\s*\"[A-Za-z0-9+/=]{40,}")
+
+
+def programs_start(how: str):
+    """A module's sandboxed programs started ``"from scratch"`` (a new interpreter each) or ``"from a
+    zygote"`` (forked from a warm one, as the grading workers start them): for a fixture that runs
+    the module's tests both ways.  Where full isolation is unavailable there is no zygote to have."""
+    from course_grader import sandbox
+
+    zygote = sandbox.Zygote.start() if how == "from a zygote" else None
+    assert zygote is not None or how != "from a zygote" or sandbox.missing_facilities(), \
+        "full isolation is available, and the zygote did not start"
+    try:
+        yield zygote
+    finally:
+        if zygote is not None:
+            zygote.close()

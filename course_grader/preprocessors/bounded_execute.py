@@ -21,6 +21,7 @@ from pathlib import Path
 from queue import Empty
 from time import monotonic
 
+import zmq
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
@@ -104,6 +105,9 @@ class BoundedExecute(Execute):
         """
         assert self.km is not None
         try:
+            # ZeroMQ retries a connection to a socket not yet bound every 100 ms; the kernel's
+            # sockets (ipc, on this machine) appear within milliseconds of its start.
+            self.km.context.setsockopt(zmq.RECONNECT_IVL, 10)
             self.kc = self.km.client()
             await ensure_async(self.kc.start_channels())
             self._kernel_info = await self._async_ready_reply(self.startup_timeout)
@@ -125,8 +129,10 @@ class BoundedExecute(Execute):
             msg_id = self.kc.kernel_info()
             reply = await self._async_next(self.kc.shell_channel, msg_id, 1.0,
                                            lambda m: m["msg_type"] == "kernel_info_reply")
+            # A kernel that starts in milliseconds (the sandbox's zygote) can answer before the
+            # IOPub socket has connected: its "idle" is lost, and the next request's is not.
             if reply is not None and await self._async_next(
-                    self.kc.iopub_channel, msg_id, 0.5,
+                    self.kc.iopub_channel, msg_id, 0.05,
                     lambda m: m["msg_type"] == "status" and m["content"].get("execution_state") == "idle"):
                 return reply
             if not await ensure_async(self.km.is_alive()):

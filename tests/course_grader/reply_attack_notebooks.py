@@ -5,7 +5,7 @@ run by :func:`course_grader.recheck.rerun` directly.  Here the same forgeries
 (its ``MALFORMED_REPLIES``, ``SWOLLEN_REPLIES`` and ``ARCHIVE_REPLY``) go into
 the instructor's solution of a real assignment: every function of every
 solution cell answers as the solution does in the notebook's kernel, and with
-the forged reply in the clean re-check's process (no ``ipykernel`` there), so
+the forged reply in the clean re-check's process (an IPython shell, not the kernel's), so
 the grading worker meets the attack on every call a test makes.
 
 :data:`LARGEST_REPLIES` are replies the format *accepts*, at its limits: they
@@ -53,10 +53,11 @@ REPLY_ATTACKS = {**_named(MALFORMED_REPLIES, "malformed"), **_named(SWOLLEN_REPL
                  "archive": ARCHIVE_REPLY, **LARGEST_REPLIES}
 
 WRAPPER = '''
-import sys as _sys, numpy as _np
+import numpy as _np
+from IPython import get_ipython as _get_ipython
 def _in_recheck(_honest):
     def attacked(*args, **kwargs):
-        if "ipykernel" in _sys.modules:      # the notebook's kernel: the solution's answer
+        if type(_get_ipython()).__name__ == "ZMQInteractiveShell":   # the notebook's kernel: the solution's answer
             return _honest(*args, **kwargs)
         x = 997.1837
 {body}

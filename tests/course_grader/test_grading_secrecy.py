@@ -43,10 +43,10 @@ def _append_to(nb, gid, code):
 
 
 CARRIER = """
-import sys as _sys
+from IPython import get_ipython as _get_ipython
 def _carrier(function):
     def wrapped(*args, **kwargs):
-        if "ipykernel" not in _sys.modules:     # the grader's clean process
+        if type(_get_ipython()).__name__ != "ZMQInteractiveShell":     # the grader's clean process
             raise ValueError("LEAKED " + repr(args) + repr(kwargs))
         return function(*args, **kwargs)
     return wrapped

@@ -242,10 +242,10 @@ def bleu_submissions() -> dict:
     solved = solved_notebook(BLEU)
     # Honest in the notebook and on the visible inputs; in the re-check's process, the hidden inputs
     # come back as text a failing test's message quotes.
-    leaker = edited(solved, "clipped_matches", "def clipped_matches(", """import sys as _sys
+    leaker = edited(solved, "clipped_matches", "def clipped_matches(", """from IPython import get_ipython as _get_ipython
 _VISIBLE = %r
 def clipped_matches(hypothesis, references, n):
-    if "ipykernel" not in _sys.modules and hypothesis not in _VISIBLE:
+    if type(_get_ipython()).__name__ != "ZMQInteractiveShell" and hypothesis not in _VISIBLE:
         return ("LE" + "AK:" + hypothesis + "|" + "|".join(references), 0)   # not in the source as one word
     return _honest_clipped_matches(hypothesis, references, n)
 def _honest_clipped_matches(""" % (VISIBLE_HYPOTHESES,))

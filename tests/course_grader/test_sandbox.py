@@ -14,11 +14,17 @@ import uuid
 
 import pytest
 
-from grading_support import ROOT
+from grading_support import ROOT, programs_start
 
 from course_grader import sandbox
 
 ISOLATED = not sandbox.missing_facilities()
+
+
+@pytest.fixture(scope="module", autouse=True, params=["from scratch", "from a zygote"])
+def how_programs_start(request):
+    """Every test twice: each program a new interpreter, and each forked from a grading worker's zygote."""
+    yield from programs_start(request.param)
 
 
 def run(code, workdir, timeout=60, **options):
@@ -154,8 +160,11 @@ def test_grading_kernelspec_runs_the_sandbox():
 
     here = os.path.dirname(sandbox.__file__)
     spec = json.loads(open(os.path.join(here, "kernels", "attention-sandbox", "kernel.json")).read())
-    assert spec["argv"][1:3] == ["{resource_dir}/../../sandbox.py", "kernel"]
-    assert os.path.exists(os.path.join(here, "sandbox.py"))
+    # sandbox.py's own way of running itself (its compiled form), from the folder that holds it;
+    # isolated (not the submission's folder on sys.path), with site (a virtual environment's prefix)
+    assert spec["argv"] == ["python", "-I", "-c", sandbox.RUN_SELF, "{resource_dir}/../..", "kernel",
+                            "{connection_file}"]
+    assert os.path.exists(os.path.join(here, "kernels", "attention-sandbox", "..", "..", "sandbox.py"))
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,11 @@ def _slow(where: str):
     nb = copy.deepcopy(solved_notebook(A))
     if where == "kernel":
         cell(nb, "softmax").source += "\n\nimport time\ntime.sleep(600)\n"
-    else:   # the notebook runs quickly; the re-check's process (no ipykernel there) waits
+    else:   # the notebook runs quickly; the re-check's process (an IPython shell, not the kernel's) waits
         cell(nb, "softmax").source += (
-            "\n\nimport sys as _sys, time as _time\n_quick_softmax = softmax\n"
+            "\n\nimport time as _time\nfrom IPython import get_ipython as _get_ipython\n_quick_softmax = softmax\n"
             "def softmax(*args, **kwargs):\n"
-            "    if 'ipykernel' not in _sys.modules:\n"
+            "    if type(_get_ipython()).__name__ != 'ZMQInteractiveShell':\n"
             "        _time.sleep(600)\n"
             "    return _quick_softmax(*args, **kwargs)\n")
     return nb
