@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "course_grader")]   # the tests' builders
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "course_grader")]   # the package, then the tests' builders
 
 from grading_support import solved_notebook, write  # noqa: E402
 from reply_attack_notebooks import reply_attack_submissions  # noqa: E402
