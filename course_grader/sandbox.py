@@ -801,6 +801,20 @@ def _only_standard_streams(quiet: bool) -> int:
     return report
 
 
+def become_the_program(spec: dict) -> int:
+    """Root, in the program's namespaces and view, becomes what the program runs as: its limits, its
+    unprivileged user without groups, no new privileges, the seccomp filter, nothing of the grader's
+    open but the standard streams.  Returns a copy of stderr (closed on exec) for reporting a failure."""
+    apply_limits(spec["limits"], in_memory_files_mb=spec["limits"]["tmp_mb"])
+    uid = spec["uid"]
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _deny_kernel_facilities()
+    return _only_standard_streams(spec.get("quiet"))
+
+
 def run_inside(spec: dict):
     build_view(spec)
     os.chroot(NEWROOT)
@@ -810,14 +824,7 @@ def run_inside(spec: dict):
     if pid == 0:
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            apply_limits(spec["limits"], in_memory_files_mb=spec["limits"]["tmp_mb"])
-            uid = spec["uid"]
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            _prctl(PR_SET_NO_NEW_PRIVS, 1)
-            _deny_kernel_facilities()
-            report = _only_standard_streams(spec.get("quiet"))
+            report = become_the_program(spec)
             os.execve(spec["argv"][0], spec["argv"], env)
         except BaseException as error:  # noqa: BLE001 - report and die, never continue as root
             message = f"sandbox: could not start {spec['argv'][0]}: {error}\n".encode()
@@ -1184,14 +1191,7 @@ def _zygote_program(spec: dict):
     for signum in (signal.SIGCHLD, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    apply_limits(spec["limits"], in_memory_files_mb=spec["limits"]["tmp_mb"])
-    uid = spec["uid"]
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _deny_kernel_facilities()
-    os.close(_only_standard_streams(spec.get("quiet")))
+    os.close(become_the_program(spec))
     os.environ.clear()
     os.environ.update(child_env(spec))
     run_python(spec["argv"])
