@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import secrets
+from collections import OrderedDict
 from pathlib import Path
 
 from jinja2 import pass_context
@@ -52,8 +53,28 @@ class SafeLinksRenderer(IPythonRenderer):
 class SafeLinksExporter(HTMLExporter):
     """HTMLExporter whose ``markdown2html`` filter renders with :class:`SafeLinksRenderer`."""
 
+    #: Rendered Markdown, by source and options: most of a class's Markdown cells (the assignment's
+    #: own text) are the same for every student a worker renders.
+    rendered: OrderedDict = OrderedDict()
+    remembered = 2048
+
     @pass_context
     def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        if cell.get("attachments") or self.embed_images:   # the result depends on more than the text
+            return self._render_markdown(context, source)
+        key = (source, context.get("resources", {}).get("metadata", {}).get("path", ""), self.anchor_link_text,
+               self.exclude_anchor_links, repr(sorted(self.lexer_options.items())))
+        done = SafeLinksExporter.rendered
+        if key in done:
+            done.move_to_end(key)
+            return done[key]
+        html = done[key] = self._render_markdown(context, source)
+        if len(done) > self.remembered:
+            done.popitem(last=False)
+        return html
+
+    def _render_markdown(self, context, source):
         cell = context.get("cell", {})
         renderer = SafeLinksRenderer(
             escape=False, attachments=cell.get("attachments", {}), embed_images=self.embed_images,

@@ -19,6 +19,10 @@ def merge_shard(master_url: str, shard_url: str, assignment: str, students: list
 
     warnings.filterwarnings("ignore", module="nbgrader.api")  # SQLAlchemy 2 notes about nbgrader's own session use
     with Gradebook(master_url) as master, Gradebook(shard_url) as shard:
+        # nbgrader commits after each student it adds, and a commit would make SQLAlchemy load
+        # every object again (the assignment's cells, dozens per student) on the next look.
+        # This process is the gradebook's only writer: what it holds stays true.
+        master.db().expire_on_commit = False
         for student in students:
             try:
                 submission = shard.find_submission(assignment, student)
@@ -28,17 +32,22 @@ def merge_shard(master_url: str, shard_url: str, assignment: str, students: list
             master.update_or_create_student(student, first_name=person.first_name,
                                             last_name=person.last_name, email=person.email,
                                             lms_user_id=person.lms_user_id)
-            master.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
+            merged = master.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
+            notebooks = {nb.name: nb for nb in merged.notebooks}
             for nb in submission.notebooks:
-                target = master.find_submission_notebook(nb.name, assignment, student)
+                target = notebooks[nb.name]
                 target.flagged = nb.flagged
                 target.late_submission_penalty = nb.late_submission_penalty
+                # One query per notebook, not one per cell: the cells are the assignment's, the
+                # same objects for every student once loaded.
+                grades = {g.name: g for g in target.grades}
                 for grade in nb.grades:
-                    g = master.find_grade(grade.name, nb.name, assignment, student)
+                    g = grades[grade.name]
                     g.auto_score, g.manual_score = grade.auto_score, grade.manual_score
                     g.extra_credit, g.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
+                comments = {c.name: c for c in target.comments}
                 for comment in nb.comments:
-                    c = master.find_comment(comment.name, nb.name, assignment, student)
+                    c = comments[comment.name]
                     c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
             master.db.commit()
 

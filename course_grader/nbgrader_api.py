@@ -143,6 +143,10 @@ def make_api(config, root: Path):
     bin_dir = os.path.dirname(sys.executable)
     if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    # nbconvert checks the whole notebook against nbformat's schema after each of the pipeline's
+    # preprocessors (eight times per notebook and step); once, after the last, gives the same verdict
+    # on what is written.
+    config.Exporter.optimistic_validation = True
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     api.log.handlers = []
     api.log.propagate = False
@@ -212,17 +216,28 @@ def reuse_compiled_templates():
     TemplateExporter._create_environment = create_environment
 
 
-def reuse_gradebook_engines():
+def reuse_gradebook_engines(scratch: bool = False):
     """A worker opens nbgrader's ``Gradebook`` a dozen times per submission, and each opening
     creates a new SQLAlchemy engine (so every query is compiled again) and checks every table of
     the schema.  For the worker's life, keep one engine per SQLite database, and check the schema
     with one query (nbgrader's own check where a table is missing).  Queries, transactions and
     what is written stay nbgrader's.  (An optimisation only: if nbgrader's internals differ,
-    nothing changes.)"""
+    nothing changes.)
+
+    ``scratch``: the gradebooks are scratch copies (a worker's shard, merged into the course's
+    at the end), so SQLite hands each commit to the operating system without waiting for the
+    disk (``synchronous = OFF``; nbgrader commits two dozen times per submission).  What was
+    committed survives the worker's own crash; only a crash of the machine could lose it, and
+    then the run is redone anyway."""
     import nbgrader.api as gradebook_api
+    from sqlalchemy import event
 
     if getattr(gradebook_api.create_engine, "reused_engines", False):
         return
+
+    def without_waiting_for_the_disk(connection, record):
+        connection.execute("PRAGMA synchronous = OFF")
+
     engines: dict = {}
     original_create_engine = gradebook_api.create_engine
 
@@ -232,6 +247,8 @@ def reuse_gradebook_engines():
         key = (str(url), args, tuple(sorted(kwargs.items())))
         if key not in engines:
             engines[key] = original_create_engine(url, *args, **kwargs)
+            if scratch:
+                event.listen(engines[key], "connect", without_waiting_for_the_disk)
         return engines[key]
 
     create_engine.reused_engines = True

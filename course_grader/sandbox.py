@@ -52,6 +52,7 @@ import ctypes
 import fnmatch
 import json
 import os
+import selectors
 import shutil
 import signal
 import sys
@@ -116,8 +117,7 @@ def _probe_namespaces() -> str:
         import subprocess
 
         try:
-            done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork",
-                                   "--kill-child", "--", "true"], capture_output=True, text=True, timeout=20)
+            done = subprocess.run([*NEW_NAMESPACES, "true"], capture_output=True, text=True, timeout=20)
             _PROBED.append("" if done.returncode == 0 else
                            f"namespaces are not permitted here ({done.stderr.strip()[:200]})")
         except (OSError, subprocess.SubprocessError) as error:
@@ -270,10 +270,13 @@ def _inside_paths(spec: dict):
             spec["argv"][0] = INSIDE_VENV + program[len(venv):]
 
 
+#: A program in namespaces of its own (mounts, network, process ids, IPC, host name), killed with its parent.
+NEW_NAMESPACES = ("unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
+                  "--propagation", "private", "--")
+
+
 def _isolated_command(spec: dict) -> list[str]:
-    return ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
-            "--propagation", "private", "--",
-            *self_command("inside", json.dumps(spec))]
+    return [*NEW_NAMESPACES, *self_command("inside", json.dumps(spec))]
 
 
 def students_python() -> str:
@@ -907,11 +910,14 @@ _MESSAGE = 1 << 20       # the longest message between the zygote's processes (a
 
 
 def _python_program(argv: list[str]):
-    """``(kind, target, rest, isolated)`` for ``python [-I] (-m module | -c source) args``, else None."""
+    """``(kind, target, rest, isolated)`` for ``python [-I] [-s] (-m module | -c source) args``, else None.
+
+    Only the options the zygote's fork reproduces: ``-I`` (no current folder on the path, no
+    user site, no ``PYTHON*`` variables: :func:`run_python`) and ``-s`` (the zygote runs
+    without a user site).  Others (``-S``: no site, which the zygote has; ``-u``, ``-B``,
+    ``-E``, ``-X``...) change how an interpreter starts, so such a program starts from scratch."""
     args, isolated = list(argv[1:]), False
-    while args and args[0] in ("-I", "-s", "-S", "-E", "-B", "-u"):
-        if args[0] == "-S":
-            return None                       # no site: the zygote has one
+    while args and args[0] in ("-I", "-s"):
         isolated = isolated or args[0] == "-I"
         args = args[1:]
     if len(args) >= 2 and args[0] in ("-m", "-c"):
@@ -976,14 +982,11 @@ class Zygote:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.bind(os.path.join(folder, "socket"))
         listener.listen(64)
-        command_line = ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child",
-                        "--propagation", "private", "--",
-                        *self_command("zygote", str(listener.fileno()), json.dumps(spec))]
+        command_line = [*NEW_NAMESPACES, *self_command("zygote", str(listener.fileno()), json.dumps(spec))]
         process = subprocess.Popen(command_line, pass_fds=[listener.fileno()], stdout=subprocess.PIPE,
                                    preexec_fn=lambda: _prctl(PR_SET_PDEATHSIG, signal.SIGKILL))
         listener.close()
         zygote = cls(process, folder)
-        import selectors
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
             ready = selector.select(timeout) and process.stdout.readline().strip() == b"ready"

@@ -62,7 +62,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
-    reuse_gradebook_engines()
+    reuse_gradebook_engines(scratch=True)   # the shard is merged into the course's gradebook at the end
     check_metadata_with_one_validator()
     reuse_highlighting()
     api = make_api(config, shard_dir)

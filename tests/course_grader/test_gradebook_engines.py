@@ -40,3 +40,29 @@ def test_engines_are_reused_and_a_replaced_gradebook_gets_its_schema(tmp_path):
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+SYNCHRONOUS = r'''
+import sys
+from nbgrader.api import Gradebook
+from sqlalchemy import text
+from course_grader.nbgrader_api import reuse_gradebook_engines
+
+reuse_gradebook_engines(scratch=sys.argv[2] == "scratch")
+with Gradebook(f"sqlite:///{sys.argv[1]}/gradebook.db") as gb:
+    gb.add_student("ada")
+    print(gb.db.execute(text("PRAGMA synchronous")).scalar())
+'''
+
+
+def test_only_a_scratch_gradebook_skips_waiting_for_the_disk(tmp_path):
+    """A worker's shard commits without fsync (``synchronous = OFF``, 0); any other gradebook keeps
+    SQLite's default (FULL, 2)."""
+    answers = []
+    for kind in ("scratch", "course"):
+        (tmp_path / kind).mkdir()
+        done = subprocess.run([sys.executable, "-c", SYNCHRONOUS, str(tmp_path / kind), kind],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        answers.append(done.stdout.split()[-1])
+    assert answers == ["0", "2"]

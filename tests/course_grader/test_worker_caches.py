@@ -66,6 +66,37 @@ assert len(set(theirs)) >= 6      # the language, the magics language and the op
 print("ok")
 '''
 
+MARKDOWN = r'''
+import nbformat
+from nbformat.v4 import new_markdown_cell, new_notebook
+from course_grader.feedback import SafeLinksExporter
+
+image = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+texts = ["# Part 1\n\nSoftmax: $e^{x_i} / \\sum_j e^{x_j}$", "[ok](https://example.org) [bad](javascript:alert(1))",
+         "<b>bold</b> *emphasis*", "# Part 1\n\nSoftmax: $e^{x_i} / \\sum_j e^{x_j}$"]
+
+def notebook(attachment):
+    nb = new_notebook(cells=[new_markdown_cell(t, id=f"cell-{i}") for i, t in enumerate(texts)])
+    with_image = new_markdown_cell("![dot](attachment:dot.png)", id="image")
+    with_image.attachments = {"dot.png": {"image/png": attachment}}
+    nb.cells.append(with_image)
+    return nb
+
+def render(nb):
+    return SafeLinksExporter(template_name="lab").from_notebook_node(nb)[0]
+
+SafeLinksExporter.remembered = 0            # nothing kept: nbconvert's own rendering each time
+theirs = [render(notebook(image)), render(notebook(image[:-8] + "AAAAAAA="))]
+assert not SafeLinksExporter.rendered
+SafeLinksExporter.remembered = 2048
+ours = [render(notebook(image)), render(notebook(image[:-8] + "AAAAAAA=")), render(notebook(image))]
+assert ours[:2] == theirs and ours[2] == theirs[0]
+assert theirs[0] != theirs[1]               # a cell's attachments are its own, never a remembered page
+assert 'href="javascript:' not in ours[0] and 'href="https://example.org"' in ours[0]   # SafeLinksRenderer's
+assert len(SafeLinksExporter.rendered) == 3, list(SafeLinksExporter.rendered)   # the three distinct texts
+print("ok")
+'''
+
 
 def _run(script):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -78,3 +109,7 @@ def test_cell_metadata_gets_nbgraders_verdicts_from_one_checked_validator():
 
 def test_highlighted_cells_are_nbconverts_whatever_the_language_magics_or_options():
     _run(HIGHLIGHT)
+
+
+def test_remembered_markdown_renders_as_nbconvert_renders_it_and_attachments_are_never_reused():
+    _run(MARKDOWN)

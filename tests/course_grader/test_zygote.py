@@ -93,7 +93,6 @@ def test_nothing_passes_from_one_program_to_the_next(zygote, workdir):
     status, out, err = run(PLANT, workdir)
     assert status == 0, err
     first_draws = [float(x) for x in out.split()[:2]]
-    time.sleep(0.5)      # the first program's namespace is torn down with it
     status, out, err = run(CHECK, workdir)
     assert status == 0, err
     seen = json.loads(out)
@@ -199,7 +198,9 @@ def test_zygote_refuses_what_it_cannot_run_as_from_scratch():
     zygote = {"spec": {**spec, "argv": ["/opt/python/bin/python"]}, "imported": ["numpy", "IPython"]}
     assert sandbox.zygote_refuses(spec, zygote) == ""
     assert sandbox.zygote_refuses({**spec, "argv": ["/bin/sh", "-c", "true"]}, zygote)
-    assert sandbox.zygote_refuses({**spec, "argv": ["/opt/python/bin/python", "-S", "-c", "pass"]}, zygote)
+    assert sandbox.zygote_refuses({**spec, "argv": ["/opt/python/bin/python", "-I", "-s", "-m", "x"]}, zygote) == ""
+    for option in ("-S", "-u", "-B", "-E", "-O", "-X"):   # options that change how an interpreter starts
+        assert sandbox.zygote_refuses({**spec, "argv": ["/opt/python/bin/python", option, "-c", "pass"]}, zygote)
     assert sandbox.zygote_refuses({**spec, "argv": ["/usr/bin/python3", "-c", "pass"]}, zygote)
     assert re.search("numpy", sandbox.zygote_refuses({**spec, "forbid": {"numpy.linalg": ["/x"]}}, zygote))
     assert sandbox.zygote_refuses({**spec, "files": {"/etc/x": ""}}, zygote)
