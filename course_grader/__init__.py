@@ -38,3 +38,11 @@ What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``)
 The grader does not import the course's own package: the authoring tools that
 do (expected values, student versions) are :mod:`course_authoring`.
 """
+
+import sys as _sys
+
+# jsonschema (under nbformat's validator) checks the "iri" string formats with rfc3987-syntax where
+# that is installed (jupyter-events asks for it), and rfc3987-syntax builds three Earley parsers as
+# it is imported: 1.4 s of every grading process's start-up, workers included.  Nothing the grader
+# validates uses those formats (nbformat checks no formats at all), so jsonschema goes without.
+_sys.modules.setdefault("rfc3987_syntax", None)

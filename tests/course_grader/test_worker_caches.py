@@ -97,6 +97,24 @@ assert len(SafeLinksExporter.rendered) == 3, list(SafeLinksExporter.rendered)   
 print("ok")
 '''
 
+IMPORTS = r'''
+import sys
+import course_grader.workers
+import jsonschema, nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+assert sys.modules["rfc3987_syntax"] is None          # never imported: no parsers built
+nb = new_notebook(cells=[new_code_cell("x = 1")])
+nbformat.validate(nb)
+nb.cells[0]["execution_count"] = "one"
+try:
+    nbformat.validate(nb)
+    raise SystemExit("an invalid notebook passed")
+except nbformat.ValidationError:
+    pass
+assert "date-time" in jsonschema.FormatChecker().checkers    # the other formats are jsonschema's as ever
+print("ok")
+'''
+
 
 def _run(script):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -109,6 +127,10 @@ def test_cell_metadata_gets_nbgraders_verdicts_from_one_checked_validator():
 
 def test_highlighted_cells_are_nbconverts_whatever_the_language_magics_or_options():
     _run(HIGHLIGHT)
+
+
+def test_a_grading_process_starts_without_the_iri_parsers_and_nbformat_still_validates():
+    _run(IMPORTS)
 
 
 def test_remembered_markdown_renders_as_nbconvert_renders_it_and_attachments_are_never_reused():
