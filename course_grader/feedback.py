@@ -61,10 +61,11 @@ class SafeLinksExporter(HTMLExporter):
     @pass_context
     def markdown2html(self, context, source):
         cell = context.get("cell", {})
-        if cell.get("attachments") or self.embed_images:   # the result depends on more than the text
+        # With attachments or embedded images the result depends on more than the text; without,
+        # the notebook's folder (a different one per student) plays no part either.
+        if cell.get("attachments") or self.embed_images:
             return self._render_markdown(context, source)
-        key = (source, context.get("resources", {}).get("metadata", {}).get("path", ""), self.anchor_link_text,
-               self.exclude_anchor_links, repr(sorted(self.lexer_options.items())))
+        key = (source, self.anchor_link_text, self.exclude_anchor_links, repr(sorted(self.lexer_options.items())))
         done = SafeLinksExporter.rendered
         if key in done:
             done.move_to_end(key)
