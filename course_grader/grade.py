@@ -17,8 +17,8 @@ The command
    work on the same course directory afterwards;
 2. autogrades the submissions **in parallel**, one worker process per core;
    each worker has its own copy ("shard") of the gradebook, because nbgrader's
-   SQLite gradebook is not safe for concurrent writers, and the shards are
-   merged into the course's gradebook at the end (one writer);
+   SQLite gradebook is not safe for concurrent writers, and each student is
+   merged into the course's gradebook (one writer) as soon as they are graded;
 3. writes per-student feedback (HTML, hidden tests stripped), a grades CSV
    (``nbgrader export``'s format) and ``grading-<assignment>.json`` with what
    happened to each submission, and prints a summary.

@@ -13,43 +13,78 @@ from pathlib import Path
 
 def merge_shard(master_url: str, shard_url: str, assignment: str, students: list[str]):
     """Copy the shard's grades, comments and flags for ``students`` into the course's gradebook."""
-    import warnings
+    with GradebookMerger(master_url) as merger:
+        merger.merge(shard_url, assignment, students)
 
-    from nbgrader.api import Gradebook, MissingEntry
 
-    warnings.filterwarnings("ignore", module="nbgrader.api")  # SQLAlchemy 2 notes about nbgrader's own session use
-    with Gradebook(master_url) as master, Gradebook(shard_url) as shard:
+class GradebookMerger:
+    """The course's gradebook, open in its one writer, taking students from the workers' shards.
+
+    The grading command merges each student as soon as a worker has graded them, while the
+    workers go on: each shard is read in a short transaction, so that its worker's next commit
+    waits milliseconds at most (SQLite's readers and writer take turns on a file).
+    """
+
+    def __init__(self, master_url: str):
+        import warnings
+
+        from nbgrader.api import Gradebook
+
+        warnings.filterwarnings("ignore", module="nbgrader.api")  # SQLAlchemy 2 notes about nbgrader's sessions
+        self.master = Gradebook(master_url)
         # nbgrader commits after each student it adds, and a commit would make SQLAlchemy load
         # every object again (the assignment's cells, dozens per student) on the next look.
         # This process is the gradebook's only writer: what it holds stays true.
-        master.db().expire_on_commit = False
-        for student in students:
-            try:
-                submission = shard.find_submission(assignment, student)
-            except MissingEntry:
-                continue
-            person = submission.student
-            master.update_or_create_student(student, first_name=person.first_name,
-                                            last_name=person.last_name, email=person.email,
-                                            lms_user_id=person.lms_user_id)
-            merged = master.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
-            notebooks = {nb.name: nb for nb in merged.notebooks}
-            for nb in submission.notebooks:
-                target = notebooks[nb.name]
-                target.flagged = nb.flagged
-                target.late_submission_penalty = nb.late_submission_penalty
-                # One query per notebook, not one per cell: the cells are the assignment's, the
-                # same objects for every student once loaded.
-                grades = {g.name: g for g in target.grades}
-                for grade in nb.grades:
-                    g = grades[grade.name]
-                    g.auto_score, g.manual_score = grade.auto_score, grade.manual_score
-                    g.extra_credit, g.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
-                comments = {c.name: c for c in target.comments}
-                for comment in nb.comments:
-                    c = comments[comment.name]
-                    c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
-            master.db.commit()
+        self.master.db().expire_on_commit = False
+        self.shards: dict = {}
+
+    def merge(self, shard_url: str, assignment: str, students: list[str]):
+        from nbgrader.api import Gradebook, MissingEntry
+
+        if shard_url not in self.shards:
+            self.shards[shard_url] = Gradebook(shard_url)
+            self.shards[shard_url].db().expire_on_commit = False
+        shard, master = self.shards[shard_url], self.master
+        try:
+            for student in students:
+                try:
+                    submission = shard.find_submission(assignment, student)
+                except MissingEntry:
+                    continue
+                person = submission.student
+                master.update_or_create_student(student, first_name=person.first_name,
+                                                last_name=person.last_name, email=person.email,
+                                                lms_user_id=person.lms_user_id)
+                merged = master.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
+                notebooks = {nb.name: nb for nb in merged.notebooks}
+                for nb in submission.notebooks:
+                    target = notebooks[nb.name]
+                    target.flagged = nb.flagged
+                    target.late_submission_penalty = nb.late_submission_penalty
+                    # One query per notebook, not one per cell: the cells are the assignment's, the
+                    # same objects for every student once loaded.
+                    grades = {g.name: g for g in target.grades}
+                    for grade in nb.grades:
+                        g = grades[grade.name]
+                        g.auto_score, g.manual_score = grade.auto_score, grade.manual_score
+                        g.extra_credit, g.needs_manual_grade = grade.extra_credit, grade.needs_manual_grade
+                    comments = {c.name: c for c in target.comments}
+                    for comment in nb.comments:
+                        c = comments[comment.name]
+                        c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
+                master.db.commit()
+        finally:
+            shard.db.commit()     # ends the read: the shard's worker may write again
+
+    def close(self):
+        for gradebook in [*self.shards.values(), self.master]:
+            gradebook.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def copy_student_folders(shard: Path, course_dir: Path, assignment: str, students: list[str],

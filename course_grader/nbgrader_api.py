@@ -225,7 +225,7 @@ def reuse_gradebook_engines(scratch: bool = False):
     nothing changes.)
 
     ``scratch``: the gradebooks are scratch copies (a worker's shard, merged into the course's
-    at the end), so SQLite hands each commit to the operating system without waiting for the
+    student by student), so SQLite hands each commit to the operating system without waiting for the
     disk (``synchronous = OFF``; nbgrader commits two dozen times per submission).  What was
     committed survives the worker's own crash; only a crash of the machine could lose it, and
     then the run is redone anyway."""

@@ -1,8 +1,8 @@
 """Grading in parallel: one worker process per core, each with its own shard of the gradebook.
 
 nbgrader's SQLite gradebook is not safe for concurrent writers, so each worker
-grades into a copy ("shard") and :func:`run_workers` merges the shards into the
-course's gradebook at the end.  A worker that dies or hangs on a submission is
+grades into a copy ("shard") and :func:`run_workers`, the one writer, merges each
+student into the course's gradebook as soon as a worker has graded them.  A worker that dies or hangs on a submission is
 replaced and the submission graded once more; twice, and it is marked failed.
 
 Stopping the grader (Ctrl-C, SIGTERM) stops every process it started: each
@@ -27,7 +27,7 @@ import psutil
 
 from . import limits as default_limits
 from . import sandbox
-from .gradebook import copy_student_folders, merge_shard, points_to_grade_by_hand
+from .gradebook import GradebookMerger, copy_student_folders, points_to_grade_by_hand
 from .intake import write_blank
 from .nbgrader_api import (check_metadata_with_one_validator, make_api, reuse_compiled_templates,
                            reuse_gradebook_engines, reuse_highlighting)
@@ -62,7 +62,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
-    reuse_gradebook_engines(scratch=True)   # the shard is merged into the course's gradebook at the end
+    reuse_gradebook_engines(scratch=True)   # the shard is merged into the course's gradebook
     check_metadata_with_one_validator()
     reuse_highlighting()
     api = make_api(config, shard_dir)
@@ -184,6 +184,18 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         processes[slot] = process
 
     progress = Progress(len(submissions), quiet)
+    # One writer, this process: each student goes into the course's gradebook (and their notebooks
+    # and feedback into the course directory) as soon as a worker has graded them.
+    merger = GradebookMerger(f"sqlite:///{course_dir / 'gradebook.db'}")
+
+    def bring_home(slot, student):
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:       # a stop waits for the student being merged: none is half in the gradebook
+            merger.merge(f"sqlite:///{shards[slot] / 'gradebook.db'}", assignment, [student])
+            copy_student_folders(shards[slot], course_dir, assignment, [student], ("autograded", "feedback"))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
     finished: dict[str, dict] = {}
     graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
     patience = float(config.GradingLimits.get("notebook_timeout", default_limits.NOTEBOOK_SECONDS)) * 3 \
@@ -205,6 +217,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                 finished[payload["student"]] = payload
                 graded_by[slot].append(payload["student"])
                 running.pop(slot, None)
+                bring_home(slot, payload["student"])
                 progress.update(payload)
             for slot, process in list(processes.items()):
                 stuck = slot in running and time.monotonic() - running[slot][1] > patience
@@ -226,7 +239,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                     start(slot)
     except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (the command turns it into this)
         stopped = True
-        # A second signal must not cut the clean-up or the merge short.
+        # A second signal must not cut the clean-up short.
         handlers = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
         stop_workers(list(processes.values()))
     finally:
@@ -236,6 +249,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
             process.join(timeout=30)
             if process.is_alive():
                 process.kill()
+        merger.close()
         progress.show(final=True)
     for sub in submissions:
         if sub.student not in finished:
@@ -246,13 +260,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         ungraded = sorted(set(finished) - set(graded))
         print(terminal_text(f"grading stopped: graded {', '.join(graded) or 'nobody'}; "
                             f"not graded {', '.join(ungraded) or 'nobody'}"), file=sys.stderr, flush=True)
-    phase("grade in parallel")
-    # One writer: merge the shards, then bring their notebooks and feedback home.
-    master_url = f"sqlite:///{course_dir / 'gradebook.db'}"
-    for slot, shard in enumerate(shards):
-        merge_shard(master_url, f"sqlite:///{shard / 'gradebook.db'}", assignment, graded_by[slot])
-        copy_student_folders(shard, course_dir, assignment, graded_by[slot], ("autograded", "feedback"))
-    phase("merge shards")
+    phase("grade in parallel (each student merged as graded)")
     if stopped:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
