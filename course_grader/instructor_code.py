@@ -32,12 +32,24 @@ from pathlib import Path
 
 def python_source(source: str) -> str:
     """``source`` with IPython's syntax turned into plain Python calls (as the kernel does)."""
+    if len(source) <= _REMEMBERED_LENGTH:
+        return _remembered_python_source(source)
+    return _python_source(source)
+
+
+def _python_source(source: str) -> str:
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:
         return TransformerManager().transform_cell(source)
     except Exception:  # noqa: BLE001 - not IPython either: left as it is, for Python to judge
         return source
+
+
+# A grading worker turns the same cells (the assignment's setup cells and tests) for every student:
+# the answers for short cells are kept (a few thousand, at most a few dozen MiB).
+_REMEMBERED_LENGTH = 8192
+_remembered_python_source = functools.lru_cache(maxsize=4096)(_python_source)
 
 
 def parse(source: str):

@@ -39,3 +39,15 @@ def test_what_a_cell_defines_and_imports():
     assert defined == {"f", "C", "x", "y", "z", "total"}
     assert imports == {"np": ("numpy", None), "os": ("os", None), "root": ("math", "sqrt"), "pi": ("math", "pi")}
     assert instructor_code.names_used("assert Out[3] == 4 and len(In) > 2") >= {"Out", "In", "len"}
+
+
+def test_remembered_translations_are_ipythons_for_short_and_long_cells():
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    short = "%matplotlib inline\nx = !ls\nprint(x)"
+    long = short + "\n" + "y = 1\n" * 3000               # past what is remembered
+    before = instructor_code._remembered_python_source.cache_info()
+    for source in (short, long, short, long, "%%bash\necho $HOME"):
+        assert instructor_code.python_source(source) == TransformerManager().transform_cell(source)
+    after = instructor_code._remembered_python_source.cache_info()
+    assert after.hits - before.hits >= 1 and after.currsize - before.currsize <= 2   # the long one is not kept
