@@ -21,8 +21,8 @@ class GradebookMerger:
     """The course's gradebook, open in its one writer, taking students from the workers' shards.
 
     The grading command merges each student as soon as a worker has graded them, while the
-    workers go on: each shard is read in a short transaction, so that its worker's next commit
-    waits milliseconds at most (SQLite's readers and writer take turns on a file).
+    workers go on: each shard is only read, a student at a time, so that its worker's next
+    commit waits milliseconds at most (SQLite's readers and writer take turns on a file).
     """
 
     def __init__(self, master_url: str):
@@ -74,7 +74,7 @@ class GradebookMerger:
                         c.auto_comment, c.manual_comment = comment.auto_comment, comment.manual_comment
                 master.db.commit()
         finally:
-            shard.db.commit()     # ends the read: the shard's worker may write again
+            shard.db.commit()     # ends this session's transaction, if any: the shard's worker never waits on it
 
     def close(self):
         for gradebook in [*self.shards.values(), self.master]:

@@ -1,9 +1,10 @@
 """Grading in parallel: one worker process per core, each with its own shard of the gradebook.
 
 nbgrader's SQLite gradebook is not safe for concurrent writers, so each worker
-grades into a copy ("shard") and :func:`run_workers`, the one writer, merges each
-student into the course's gradebook as soon as a worker has graded them.  A worker that dies or hangs on a submission is
-replaced and the submission graded once more; twice, and it is marked failed.
+grades into a copy ("shard") and :func:`run_workers`, the one writer, merges
+each student into the course's gradebook as soon as a worker has graded them.
+A worker that dies or hangs on a submission is replaced and the submission
+graded once more; twice, and it is marked failed.
 
 Stopping the grader (Ctrl-C, SIGTERM) stops every process it started: each
 worker, told with SIGTERM, kills its own descendants (kernels, sandboxes,
