@@ -1280,6 +1280,91 @@ def attach_main(address: str, spec_text: str):
             os._exit(1)
 
 
+class AttachedProgram:
+    """A program the zygote runs for this very process, with no launcher between: what the grader
+    uses of :class:`subprocess.Popen` (``stdin``, ``stdout``, ``poll``, ``wait``, ``send_signal``,
+    ``kill``), over the zygote's channel.  Its exit status is the launcher's (:func:`attach_main`);
+    closing the channel, or this process dying, kills the program."""
+
+    def __init__(self, channel, stdin, stdout):
+        self.channel, self.stdin, self.stdout = channel, stdin, stdout
+        self.returncode = None
+
+    @classmethod
+    def start(cls, command_line: list[str], stderr: int):
+        """The program of ``command_line`` (:func:`command`'s) started by the zygote, its stdin and
+        stdout pipes to this process and its stderr to ``stderr``; None if ``command_line`` does not
+        attach to a zygote or the zygote will not run it (then run ``command_line`` as it is)."""
+        import socket
+
+        if len(command_line) < 3 or command_line[-3] != "attach":
+            return None
+        address, spec_text = command_line[-2], command_line[-1]
+        stdin_read, stdin_write = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            channel.connect(address)
+            socket.send_fds(channel, [spec_text.encode()], [stdin_read, stdout_write, stderr])
+            answer = channel.recv(64)
+        except OSError:
+            answer = b""
+        finally:
+            os.close(stdin_read)       # the program's ends, now the program's alone
+            os.close(stdout_write)
+        if answer != b"started":
+            channel.close()
+            os.close(stdin_write)
+            os.close(stdout_read)
+            return None
+        return cls(channel, open(stdin_write, "wb", buffering=0), open(stdout_read, "rb", buffering=0))
+
+    def _ended(self, message: bytes):
+        if message.startswith(b"exit "):
+            status = int(message.split()[1])
+            self.returncode = status if status >= 0 else 128 - status    # as the launcher exits
+        else:
+            self.returncode = 1                                           # the channel broke
+        self.channel.close()
+
+    def poll(self):
+        import socket
+
+        if self.returncode is None:
+            try:
+                message = self.channel.recv(64, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return None
+            except OSError:
+                message = b""
+            self._ended(message)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None):
+        import subprocess
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise subprocess.TimeoutExpired("attached program", timeout)
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.channel, selectors.EVENT_READ)
+                selector.select(remaining)
+        return self.returncode
+
+    def send_signal(self, signum: int):
+        """SIGINT reaches the program; any other signal kills it (and everything it started)."""
+        if self.returncode is None:
+            try:
+                self.channel.send(b"INT" if signum == signal.SIGINT else b"KILL")
+            except OSError:
+                pass
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+
 # ---------------------------------------------------------------------------
 # The grading kernel
 # ---------------------------------------------------------------------------

@@ -259,8 +259,17 @@ class StudentProcess:
         argv = [sys.executable, "-I", "-c", CHILD_SOURCE]
         cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot, forbid=self.forbid)
         self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, start_new_session=True)
+        # Forked by this worker's zygote without a launcher where it can be, else started as a command.
+        self.proc = sandbox.AttachedProgram.start(cmd, self._stderr.fileno()) or subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True)
+
+    def _signal(self, signum: int):
+        """``signum`` to the student's process and whatever it started."""
+        if isinstance(self.proc, sandbox.AttachedProgram):
+            self.proc.send_signal(signum)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signum)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -268,8 +277,7 @@ class StudentProcess:
     def kill(self):
         if self.proc is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        self._signal(signal.SIGKILL)
         with contextlib.suppress(Exception):
             self.proc.kill()
         with contextlib.suppress(Exception):
@@ -371,8 +379,7 @@ class StudentProcess:
                     self.kill()
                     raise StudentTimeout("the student's code did not stop after an interrupt; "
                                          "its process was killed") from None
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, signal.SIGINT)
+                self._signal(signal.SIGINT)
                 interrupted = True
                 deadline = time.monotonic() + 3
                 continue

@@ -215,3 +215,49 @@ def test_off_means_every_program_starts_from_scratch(workdir, monkeypatch):
                           str(workdir), slot=SLOT)
     assert "attach" not in cmd
     assert subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip() == "False"
+
+
+def attach(code, workdir, stderr):
+    cmd = sandbox.command([sys.executable, "-I", "-c", code], str(workdir), slot=SLOT)
+    return sandbox.AttachedProgram.start(cmd, stderr.fileno())
+
+
+def test_a_program_attached_without_a_launcher_behaves_as_its_launcher_would(zygote, workdir, tmp_path):
+    """The re-check's student process is the grader's own attachment to the zygote (no launcher
+    process): its pipes, exit status, interrupt and kill are those of the launched program, and
+    closing the attachment kills the program."""
+    with open(tmp_path / "stderr", "w+b") as stderr:
+        program = attach("import sys; print(input().upper()); print('to stderr', file=sys.stderr); sys.exit(3)",
+                         workdir, stderr)
+        assert program is not None
+        program.stdin.write(b"hello\n")
+        program.stdin.close()
+        assert program.stdout.read() == b"HELLO\n" and program.wait(timeout=60) == 3
+        stderr.seek(0)
+        assert stderr.read() == b"to stderr\n"
+
+        for code in ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "raise ValueError('uncaught')"):
+            assert attach(code, workdir, stderr).wait(timeout=60) == run(code, workdir)[0]   # the launcher's status
+        program = attach("import time\ntry:\n    print('ready', flush=True); time.sleep(60)\n"
+                         "except KeyboardInterrupt:\n    print('interrupted')", workdir, stderr)
+        assert program.stdout.readline() == b"ready\n" and program.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            program.wait(timeout=0.2)
+        program.send_signal(signal.SIGINT)
+        assert program.stdout.readline() == b"interrupted\n" and program.wait(timeout=30) == 0
+
+        for ending in ("kill", "close"):
+            program = attach("import time; print('ready', flush=True); time.sleep(600)", workdir, stderr)
+            assert program.stdout.readline() == b"ready\n" and programs_of_the_slot()
+            if ending == "kill":
+                program.kill()
+                assert program.wait(timeout=30) != 0
+            else:                                    # the grader's worker gone: its end of the channel closes
+                program.channel.close()
+            deadline = time.monotonic() + 10
+            while programs_of_the_slot() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert programs_of_the_slot() == [], ending
+
+    cmd = sandbox.command(["/bin/echo", "not python"], str(workdir), slot=SLOT)
+    assert sandbox.AttachedProgram.start(cmd, 2) is None       # no zygote for it: run the command as it is
