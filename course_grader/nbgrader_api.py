@@ -218,10 +218,11 @@ def reuse_compiled_templates():
 
 def reuse_gradebook_engines(scratch: bool = False):
     """A worker opens nbgrader's ``Gradebook`` a dozen times per submission, and each opening
-    creates a new SQLAlchemy engine (so every query is compiled again) and checks every table of
-    the schema.  For the worker's life, keep one engine per SQLite database, and check the schema
-    with one query (nbgrader's own check where a table is missing).  Queries, transactions and
-    what is written stay nbgrader's.  (An optimisation only: if nbgrader's internals differ,
+    creates a new SQLAlchemy engine (so every query is compiled again), connects to SQLite, checks
+    every table of the schema and the course's row, and disconnects.  For the worker's life, keep
+    one engine per SQLite database with its connection, check the schema with one query (nbgrader's
+    own check where a table is missing), and check a file's schema and course once.  Queries,
+    transactions and what is written stay nbgrader's.  (An optimisation only: if nbgrader's internals differ,
     nothing changes.)
 
     ``scratch``: the gradebooks are scratch copies (a worker's shard, merged into the course's
@@ -269,6 +270,45 @@ def reuse_gradebook_engines(scratch: bool = False):
 
     gradebook_api.create_engine = create_engine
     metadata.create_all = create_all
+
+    # Opening a gradebook this worker has opened before (the same file: same inode), for the same
+    # course: its tables and course row are there (nbgrader never removes them), so only the session
+    # is made; its connection stays open in the engine's pool between openings.  A file replaced at
+    # the same path is opened afresh, its pooled connections to the old file closed.
+    Gradebook = gradebook_api.Gradebook
+    original_init, original_close = Gradebook.__init__, Gradebook.close
+    opened: dict = {}     # (url, course id) -> the file's (device, inode) when it was last checked
+
+    def identity(url: str):
+        try:
+            facts = os.stat(url[len("sqlite:///"):])
+        except OSError:
+            return None
+        return facts.st_dev, facts.st_ino
+
+    def __init__(self, db_url, course_id="default_course", authenticator=None):
+        url = str(db_url)
+        if not url.startswith("sqlite:///"):
+            return original_init(self, db_url, course_id, authenticator)
+        known = identity(url)
+        if known is None or opened.get((url, course_id)) != known:
+            engine = create_engine(db_url, echo=False, future=True)
+            engine.dispose()          # connections to a file that is no longer at this path
+            original_init(self, db_url, course_id, authenticator)
+            opened[(url, course_id)] = identity(url)
+            return
+        self.engine = create_engine(db_url, echo=False, future=True)
+        self.db = gradebook_api.scoped_session(gradebook_api.sessionmaker(autoflush=True, bind=self.engine,
+                                                                          future=True))
+        self.course_id, self.authenticator = course_id, authenticator
+
+    def close(self):
+        if str(self.engine.url).startswith("sqlite:///"):
+            self.db.remove()          # the connection goes back to the pool
+        else:
+            original_close(self)
+
+    Gradebook.__init__, Gradebook.close = __init__, close
 
 
 def check_metadata_with_one_validator():

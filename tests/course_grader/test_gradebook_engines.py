@@ -1,6 +1,6 @@
 """A worker keeps one SQLAlchemy engine per gradebook and checks a gradebook's schema once
 (:func:`course_grader.nbgrader_api.reuse_gradebook_engines`): what is read and written stays
-nbgrader's, and a gradebook replaced at the same path is checked again.  Run in a fresh
+nbgrader's; a gradebook checked once is not checked again, and one replaced at the same path is.  Run in a fresh
 interpreter, as in a worker: the change is the process's."""
 
 import subprocess
@@ -20,10 +20,25 @@ url = f"sqlite:///{folder}/gradebook.db"
 with Gradebook(url) as gb:
     gb.add_student("ada")
     first_engine = gb.engine
+statements = []
+from sqlalchemy import event
+event.listen(first_engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
 with Gradebook(url) as gb:
     assert gb.engine is first_engine, "the engine was not reused"
+    assert statements == [], f"a gradebook checked before was checked again: {statements}"
     assert [s.id for s in gb.students] == ["ada"], "what was written is not read back"
     gb.add_student("grace")
+import nbgrader.api
+with Gradebook(url, "another_course") as gb:       # another course in the same file: its row is made
+    pass
+with Gradebook(url) as gb:
+    assert sorted(c.id for c in gb.db.query(nbgrader.api.Course).all()) == ["another_course", "default_course"]
+replacement = f"{folder}/replacement.db"
+with Gradebook(f"sqlite:///{replacement}") as gb:
+    gb.add_student("lin")
+os.replace(replacement, f"{folder}/gradebook.db")    # another file at the path: no stale connection reads it
+with Gradebook(url) as gb:
+    assert [s.id for s in gb.students] == ["lin"]
 with Gradebook(f"sqlite:///{folder}/other.db") as gb:
     assert gb.engine is not first_engine and gb.students == []
 os.remove(f"{folder}/gradebook.db")      # a new gradebook at the same path: its schema is made again
