@@ -375,9 +375,10 @@ def unused_package_folders() -> list[str]:
     return sorted({os.path.realpath(c) for c in candidates if os.path.isdir(c)} - used)
 
 
-def forbidden_from_env() -> list[str]:
+def forbidden_from_env(env: dict | None = None) -> list[str]:
     """The modules ``$ATTENTION_SANDBOX_FORBID`` (comma-separated) forbids: how a kernel learns its policy."""
-    return [name.strip() for name in os.environ.get(f"{ENV_PREFIX}_FORBID", "").split(",") if name.strip()]
+    env = os.environ if env is None else env
+    return [name.strip() for name in env.get(f"{ENV_PREFIX}_FORBID", "").split(",") if name.strip()]
 
 
 FORBIDDEN_MESSAGE = ("{name} cannot be imported while this assignment is graded: its grading policy "
@@ -1288,6 +1289,7 @@ class AttachedProgram:
 
     def __init__(self, channel, stdin, stdout):
         self.channel, self.stdin, self.stdout = channel, stdin, stdout
+        self.stderr = None          # the descriptor given to start(), not a pipe of this process's
         self.returncode = None
 
     @classmethod
@@ -1369,10 +1371,18 @@ class AttachedProgram:
 # The grading kernel
 # ---------------------------------------------------------------------------
 
-def kernel_main(connection_file: str, extra: list[str]):
-    """Started by jupyter_client (as root): the IPython kernel, sandboxed."""
+def kernel_command(connection_file: str, extra: list[str] = (), env: dict | None = None,
+                   workdir: str | None = None) -> list[str]:
+    """The command line that runs the IPython kernel of ``connection_file`` in the sandbox, in
+    ``workdir`` (default: the current folder), with the limits and forbidden modules that ``env``
+    (the kernel's environment; default this process's) names."""
+    env = os.environ if env is None else env
+    workdir = workdir or os.getcwd()
     with open(connection_file) as f:
         info = json.load(f)
+    limits = {key: int(float(env[f"{ENV_PREFIX}_{key.upper()}"])) for key in _default_limits().SANDBOX
+              if env.get(f"{ENV_PREFIX}_{key.upper()}")}
+    forbid = forbidden_from_env(env)
     inside_connection = "/tmp/.kernel-connection.json"
     share, seal, inside_info = [], [], dict(info)
     if info.get("transport") == "ipc":
@@ -1388,11 +1398,17 @@ def kernel_main(connection_file: str, extra: list[str]):
     isolated = mode() != "off" and not missing_facilities()
     if isolated:
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", inside_connection, *extra]
-        cmd = command(argv, os.getcwd(), share=share, seal=seal, quiet=True,
-                      files={inside_connection: json.dumps(inside_info)}, forbid=forbidden_from_env())
-    else:  # degraded: the kernel reads the real connection file
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
-        cmd = command(argv, os.getcwd(), quiet=True)
+        return command(argv, workdir, share=share, seal=seal, quiet=True, limits=limits,
+                       files={inside_connection: json.dumps(inside_info)}, forbid=forbid)
+    # degraded: the kernel reads the real connection file
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
+    return command(argv, workdir, quiet=True, limits=limits)
+
+
+def kernel_main(connection_file: str, extra: list[str]):
+    """Started by jupyter_client (as root): the IPython kernel, sandboxed.  (A grading worker with
+    a zygote starts it without this process: ``BoundedExecute``'s kernel provisioner.)"""
+    cmd = kernel_command(connection_file, extra)
     # If whatever started us dies, so does the sandbox (and with it every process inside).
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if cmd[-3] == "attach":     # this process is the launcher: no second interpreter to start

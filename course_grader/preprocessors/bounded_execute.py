@@ -17,6 +17,7 @@ import copy
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -24,6 +25,7 @@ from time import monotonic
 import zmq
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.client import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -48,12 +50,38 @@ class _Unresponsive(Exception):
     pass
 
 
+class ZygoteKernelProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner, except that a sandboxed kernel whose worker has a zygote
+    is forked by the zygote for this process directly (:class:`course_grader.sandbox.AttachedProgram`),
+    with no launcher process (``sandbox.py kernel``) between: the same program, limits and view.
+    Any other kernel starts as jupyter_client starts it."""
+
+    async def launch_kernel(self, cmd: list[str], **kwargs):
+        if cmd[-2:-1] == ["kernel"] and cmd[-4:-3] == [sandbox.RUN_SELF]:   # the attention-sandbox kernel
+            command_line = sandbox.kernel_command(cmd[-1], env=kwargs.get("env"), workdir=kwargs.get("cwd"))
+            program = sandbox.AttachedProgram.start(command_line, stderr=2)
+            if program is not None:
+                program.stdin.close()       # the kernel talks over ZeroMQ only
+                self.process, self.pid, self.pgid = program, None, None
+                self.cwd = kwargs.get("cwd")
+                return self.connection_info
+        return await super().launch_kernel(cmd, **kwargs)
+
+
 class PromptKernelManager(AsyncKernelManager):
     """jupyter_client's manager, which learns that a killed kernel has exited within milliseconds,
-    not at its next tenth of a second (a tenth of a second per notebook graded)."""
+    not at its next tenth of a second (a tenth of a second per notebook graded), and starts the
+    sandboxed kernel from the worker's zygote (:class:`ZygoteKernelProvisioner`)."""
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         await super()._async_wait(pollinterval=min(pollinterval, 0.005))
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.provisioner is None:
+            self.kernel_id = self.kernel_id or kw.pop("kernel_id", str(uuid.uuid4()))
+            self.provisioner = ZygoteKernelProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec,
+                                                       parent=self)
+        return await super()._async_pre_start_kernel(**kw)
 
 
 class BoundedExecute(Execute):

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import psutil
@@ -261,3 +262,55 @@ def test_a_program_attached_without_a_launcher_behaves_as_its_launcher_would(zyg
 
     cmd = sandbox.command(["/bin/echo", "not python"], str(workdir), slot=SLOT)
     assert sandbox.AttachedProgram.start(cmd, 2) is None       # no zygote for it: run the command as it is
+
+
+def test_a_grading_kernel_starts_from_the_zygote_without_a_launcher(zygote, workdir, monkeypatch):
+    """A worker's sandboxed kernel is the worker's own attachment to its zygote (the kernel
+    provisioner of :class:`course_grader.preprocessors.bounded_execute.PromptKernelManager`): no
+    launcher process; it runs as the sandbox's user, in the submission's folder; it is interrupted
+    and shut down as a launched kernel is, and nothing of it is left."""
+    import asyncio
+
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    from course_grader.preprocessors.bounded_execute import KERNELS_DIR, PromptKernelManager
+
+    monkeypatch.setenv(f"{sandbox.ENV_PREFIX}_SLOT", str(SLOT))
+
+    async def session(ipc_dir):
+        km = PromptKernelManager(kernel_name="attention-sandbox", transport="ipc", ip=os.path.join(ipc_dir, "k"),
+                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[KERNELS_DIR]))
+        children = {p.pid for p in psutil.Process().children()}
+        await km.start_kernel(cwd=str(workdir))
+        try:
+            assert isinstance(km.provisioner.process, sandbox.AttachedProgram)
+            assert {p.pid for p in psutil.Process().children()} == children, "a launcher process was started"
+            kc = km.client()
+            kc.start_channels()
+            await kc.wait_for_ready(timeout=60)
+            outputs = []
+            reply = await kc.execute_interactive("import os; print(os.getuid(), open('data.txt').read())",
+                                                 output_hook=outputs.append, timeout=60)
+            assert reply["content"]["status"] == "ok"
+            assert [o["content"]["text"] for o in outputs if o["msg_type"] == "stream"] == [
+                f"{sandbox.BASE_UID + SLOT} released data\n"]
+            msg_id = kc.execute("import time; time.sleep(60)")
+            await asyncio.sleep(1.0)
+            await km.interrupt_kernel()
+            while True:
+                reply = await kc.get_shell_msg(timeout=30)
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    break
+            assert reply["content"]["ename"] == "KeyboardInterrupt"
+            assert await km.is_alive()
+            kc.stop_channels()
+        finally:
+            await km.shutdown_kernel(now=True)
+        assert not await km.is_alive()
+
+    with tempfile.TemporaryDirectory(prefix="ipc-") as ipc_dir:
+        asyncio.run(session(ipc_dir))
+    deadline = time.monotonic() + 10
+    while programs_of_the_slot() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert programs_of_the_slot() == []
