@@ -22,6 +22,10 @@ class RepairCellMetadata(NbGraderPreprocessor):
     """
 
     def preprocess(self, nb, resources):
+        malformed = [(index, cell) for index, cell in enumerate(nb.cells)
+                     if "nbgrader" in cell.metadata and not _well_formed(cell.metadata["nbgrader"])]
+        if not malformed:         # nbgrader's own checks take it from here
+            return nb, resources
         names = resources["nbgrader"]
         with Gradebook(names["db_url"]) as gb:
             notebook = gb.find_notebook(names["notebook"], names["assignment"])
@@ -30,12 +34,8 @@ class RepairCellMetadata(NbGraderPreprocessor):
             tasks = {c.name for c in notebook.task_cells}
             sources = {c.name: (c.cell_type, c.locked) for c in notebook.source_cells}
         repaired = []
-        for index, cell in enumerate(nb.cells):
-            if "nbgrader" not in cell.metadata:
-                continue
+        for index, cell in malformed:
             info = cell.metadata["nbgrader"]
-            if _well_formed(info):
-                continue          # nbgrader's own checks take it from here
             grade_id = info.get("grade_id") if isinstance(info, dict) else None
             if isinstance(grade_id, str) and sources.get(grade_id, (None,))[0] == cell.cell_type:
                 released = {"grade": grade_id in points, "grade_id": grade_id,
