@@ -311,6 +311,79 @@ def reuse_gradebook_engines(scratch: bool = False):
     Gradebook.__init__, Gradebook.close = __init__, close
 
 
+def reuse_gradebook_lookups():
+    """nbgrader's preprocessors look up each cell's grade, comment, source cell and graded cell
+    with a query of up to six joins each: a few dozen per notebook and step.  Within one opening of
+    a ``Gradebook`` (one session), the first lookup of a notebook loads all of that kind in one or
+    two queries, and the others are answered from it: the same objects the queries return.  A
+    name not found there is asked of nbgrader as before (its answer, or its ``MissingEntry``).
+    (An optimisation only: if nbgrader's internals differ, nothing changes.)"""
+    import nbgrader.api as gradebook_api
+
+    Gradebook = gradebook_api.Gradebook
+    if getattr(Gradebook.find_grade, "reuses_lookups", False):
+        return
+    GradeCell, SolutionCell, TaskCell = gradebook_api.GradeCell, gradebook_api.SolutionCell, gradebook_api.TaskCell
+    originals = {name: getattr(Gradebook, name) for name in
+                 ("find_grade", "find_comment", "find_source_cell", "find_graded_cell", "close")}
+
+    def table(gradebook, key, load) -> dict:
+        loaded = gradebook.__dict__.setdefault("_loaded_lookups", {})
+        if key not in loaded:
+            try:
+                loaded[key] = load()
+            except gradebook_api.MissingEntry:
+                loaded[key] = {}
+        return loaded[key]
+
+    def by_cell_name(items, cell_of, preferred, other) -> dict:
+        """``{cell name: item}``, a ``preferred`` cell's item winning over an ``other``'s (nbgrader's
+        queries ask for the preferred kind first)."""
+        found = {}
+        for kind in (other, preferred):
+            found.update({cell_of(item).name: item for item in items if isinstance(cell_of(item), kind)})
+        return found
+
+    def submitted(gradebook, notebook, assignment, student) -> dict:
+        def load():
+            nb = gradebook.find_submission_notebook(notebook, assignment, student)
+            nb.notebook._base_cells   # the cells, in one query: each grade's and comment's cell is then known
+            return {"notebook": nb}
+        return table(gradebook, ("submitted", notebook, assignment, student), load).get("notebook")
+
+    def find_grade(self, grade_cell, notebook, assignment, student):
+        grades = table(self, ("grade", notebook, assignment, student), lambda: by_cell_name(
+            getattr(submitted(self, notebook, assignment, student), "grades", []), lambda g: g.cell,
+            GradeCell, TaskCell))
+        return grades.get(grade_cell) or originals["find_grade"](self, grade_cell, notebook, assignment, student)
+
+    def find_comment(self, solution_cell, notebook, assignment, student):
+        comments = table(self, ("comment", notebook, assignment, student), lambda: by_cell_name(
+            getattr(submitted(self, notebook, assignment, student), "comments", []), lambda c: c.cell,
+            SolutionCell, TaskCell))
+        return (comments.get(solution_cell)
+                or originals["find_comment"](self, solution_cell, notebook, assignment, student))
+
+    def find_source_cell(self, name, notebook, assignment):
+        cells = table(self, ("source", notebook, assignment), lambda: {
+            cell.name: cell for cell in self.find_notebook(notebook, assignment).source_cells})
+        return cells.get(name) or originals["find_source_cell"](self, name, notebook, assignment)
+
+    def find_graded_cell(self, name, notebook, assignment):
+        cells = table(self, ("graded", notebook, assignment), lambda: by_cell_name(
+            self.find_notebook(notebook, assignment)._base_cells, lambda c: c, GradeCell, TaskCell))
+        return cells.get(name) or originals["find_graded_cell"](self, name, notebook, assignment)
+
+    def close(self):
+        self.__dict__.pop("_loaded_lookups", None)    # its objects belong to the session that ends here
+        originals["close"](self)
+
+    for function in (find_grade, find_comment, find_source_cell, find_graded_cell):
+        function.reuses_lookups = True
+        setattr(Gradebook, function.__name__, function)
+    Gradebook.close = close
+
+
 def check_metadata_with_one_validator():
     """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
     the schema itself against JSON Schema's meta-schema (nine tenths of its time, for every cell of

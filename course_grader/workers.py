@@ -31,7 +31,7 @@ from . import sandbox
 from .gradebook import GradebookMerger, copy_student_folders, points_to_grade_by_hand
 from .intake import write_blank
 from .nbgrader_api import (check_metadata_with_one_validator, make_api, reuse_compiled_templates,
-                           reuse_gradebook_engines, reuse_highlighting)
+                           reuse_gradebook_engines, reuse_gradebook_lookups, reuse_highlighting)
 from .progress import Progress
 from .report import GradingReport, terminal_text
 
@@ -64,6 +64,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     shard_dir, course = Path(shard), Path(course_dir)
     reuse_compiled_templates()
     reuse_gradebook_engines(scratch=True)   # the shard is merged into the course's gradebook
+    reuse_gradebook_lookups()
     check_metadata_with_one_validator()
     reuse_highlighting()
     api = make_api(config, shard_dir)

@@ -81,3 +81,81 @@ def test_only_a_scratch_gradebook_skips_waiting_for_the_disk(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         answers.append(done.stdout.split()[-1])
     assert answers == ["0", "2"]
+
+
+LOOKUPS = r'''
+import sys
+from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy import event
+
+url = f"sqlite:///{sys.argv[1]}/gradebook.db"
+with Gradebook(url) as gb:
+    gb.add_assignment("ps1")
+    gb.add_notebook("p1", "ps1")
+    gb.add_grade_cell("both", "p1", "ps1", max_score=2, cell_type="code")   # graded and a solution
+    gb.add_solution_cell("both", "p1", "ps1")
+    gb.add_grade_cell("test", "p1", "ps1", max_score=3, cell_type="code")
+    gb.add_solution_cell("answer", "p1", "ps1")
+    gb.add_task_cell("task", "p1", "ps1", max_score=1, cell_type="markdown")
+    for name in ("both", "test", "answer", "task"):
+        gb.add_source_cell(name, "p1", "ps1", cell_type="code", source=f"# {name}", checksum=name)
+    for student in ("ada", "grace"):
+        gb.add_student(student)
+        gb.add_submission("ps1", student)
+
+LOOKUPS = [("find_grade", name, "p1", "ps1", student) for name in ("both", "test", "task", "answer", "nope")
+           for student in ("ada", "grace", "nobody")]
+LOOKUPS += [("find_comment", name, "p1", "ps1", student) for name in ("both", "answer", "task", "test", "nope")
+            for student in ("ada", "grace")]
+LOOKUPS += [(kind, name, notebook, "ps1") for kind in ("find_source_cell", "find_graded_cell")
+            for name in ("both", "test", "answer", "task", "nope") for notebook in ("p1", "p2")]
+
+
+def answers(lookups):
+    """What each lookup (done twice) finds: its kind, id and cell, or its MissingEntry; and the statements run."""
+    found, statements = [], []
+    with Gradebook(url) as gb:
+        def count(*args):
+            statements.append(args[2])
+
+        event.listen(gb.engine, "before_cursor_execute", count)
+        for kind, *args in lookups * 2:
+            try:
+                item = getattr(gb, kind)(*args)
+                found.append((kind, *args, type(item).__name__, item.id, getattr(item, "name", None)))
+            except MissingEntry as error:
+                found.append((kind, *args, "MissingEntry", str(error)))
+        event.remove(gb.engine, "before_cursor_execute", count)
+        grade = gb.find_grade("test", "p1", "ps1", "ada")
+        grade.manual_score = 1.5
+        gb.db.commit()                                           # objects expire on commit ...
+        found.append(gb.find_grade("test", "p1", "ps1", "ada").manual_score)   # ... and read again
+    with Gradebook(url) as gb:                                   # a new session: nothing stale
+        found.append(gb.find_grade("test", "p1", "ps1", "ada").manual_score)
+    return found, len(statements)
+
+
+plain, _ = answers(LOOKUPS)
+HITS = [lookup for lookup, answer in zip(LOOKUPS, plain) if answer[len(lookup)] != "MissingEntry"]
+_, plain_statements = answers(HITS)
+from course_grader.nbgrader_api import reuse_gradebook_engines, reuse_gradebook_lookups
+reuse_gradebook_engines()
+reuse_gradebook_lookups()
+reuse_gradebook_lookups()                   # twice is once
+reused, _ = answers(LOOKUPS)
+assert reused == plain, [(a, b) for a, b in zip(plain, reused) if a != b]
+_, reused_statements = answers(HITS)
+assert reused_statements * 3 < plain_statements, (reused_statements, plain_statements)
+print("ok", len(HITS), plain_statements, reused_statements)
+'''
+
+
+def test_lookups_answer_what_nbgraders_queries_answer_with_fewer_statements(tmp_path):
+    """Grades, comments, source and graded cells (a cell both graded and a solution, a task, a missing
+    name, a missing student or notebook): every lookup answers as nbgrader's own query, the same
+    object kinds, ids and errors, before and after a commit; those that find something take a third
+    of the statements or fewer."""
+    done = subprocess.run([sys.executable, "-c", LOOKUPS, str(tmp_path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-3000:]
+    print(done.stdout)
