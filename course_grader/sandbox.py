@@ -904,7 +904,11 @@ INSIDE_ZYGOTE = "/.zygote"             # the zygote's copy of this file, in the 
 #: imported by the zygote: what a kernel and the re-check's process import before any cell runs
 PRELOAD = ("numpy", "IPython", "IPython.core.interactiveshell", "IPython.extensions", "ipykernel.kernelapp",
            "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.iostream", "ipykernel.debugger",
-           "jupyter_client.session", "tornado.queues", "sqlite3")
+           "jupyter_client.session", "tornado.queues", "sqlite3",
+           # what a kernel's start-up imports after the above (ipykernel 6, IPython 8)
+           "IPython.core.completerlib", "IPython.core.debugger", "IPython.core.oinspect",
+           "IPython.extensions.storemagic", "IPython.utils.wildcard", "pdb", "faulthandler",
+           "tornado.platform.asyncio")
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 _MESSAGE = 1 << 20       # the longest message between the zygote's processes (a spec with a program's source)
