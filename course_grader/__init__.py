@@ -5,7 +5,8 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 
 * :mod:`~course_grader.intake` -- a folder or LMS zip to one staged notebook per student;
 * :mod:`~course_grader.nbgrader_api` -- the course's ``nbgrader_config.py``, nbgrader's API;
-* :mod:`~course_grader.workers` -- one worker per core, each grading into its own gradebook shard;
+* :mod:`~course_grader.workers` -- one worker per core (one more for a big batch), each grading into
+  its own gradebook shard;
 * :mod:`~course_grader.gradebook` -- the shards merged into the course's gradebook; the grades CSV;
 * :mod:`~course_grader.progress` -- the progress line.
 

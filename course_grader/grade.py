@@ -15,7 +15,7 @@ The command
    ``submitted/<student>/<assignment>/`` -- nbgrader's own layout, so
    ``nbgrader autograde``, ``generate_feedback``, ``export`` and the formgrader
    work on the same course directory afterwards;
-2. autogrades the submissions **in parallel**, one worker process per core;
+2. autogrades the submissions **in parallel**, one worker process per core (one more for a big batch);
    each worker has its own copy ("shard") of the gradebook, because nbgrader's
    SQLite gradebook is not safe for concurrent writers, and each student is
    merged into the course's gradebook (one writer) as soon as they are graded;
@@ -45,7 +45,7 @@ from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import check_source, find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
-from .workers import run_workers
+from .workers import run_workers, worker_count
 
 
 def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
@@ -145,7 +145,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         phase("prepare assignment")
         say(f"grading {len(submissions)} submissions of {assignment} ({len(releases)} notebook"
             f"{'s' if len(releases) > 1 else ''} each) with "
-            f"{min(workers or os.cpu_count() or 1, len(submissions))} workers")
+            f"{worker_count(workers, len(submissions))} workers")
         statuses = {sub.student: stage_submission(sub, course_dir, assignment, releases)
                     for sub in submissions}
         phase("stage submissions")

@@ -40,3 +40,12 @@ def test_grading_from_a_process_that_has_trained_with_keras(tmp_path_factory, mo
     assert report["failed"] == 0, [r["notes"] for r in report["results"]]
     full = sum(max_scores(A).values())
     assert [r["score"] for r in report["results"]] == [full] * 4
+
+
+def test_one_worker_per_core_and_one_more_for_a_big_batch():
+    from course_grader.workers import EXTRA_WORKER_FROM, worker_count
+
+    big = EXTRA_WORKER_FROM * 2
+    assert [worker_count(None, n, cores=2) for n in (1, 2, 24, big - 1, big, 300)] == [1, 2, 2, 2, 3, 3]
+    assert worker_count(None, 1000, cores=8) == 9 and worker_count(None, 100, cores=8) == 8
+    assert worker_count(5, 300, cores=2) == 5 and worker_count(5, 3, cores=2) == 3   # as asked, never idle
