@@ -16,8 +16,8 @@ and grades them from scratch in fresh course directories three ways:
   configuration (``nbgrader_config.py``): every notebook in the sandbox, every
   test re-run in a clean process; one notebook after the other, no feedback.
 * **command**: the grading command (:func:`course_grader.grade.grade`), one
-  worker per core, with the sandbox, the re-check, feedback HTML and the
-  grades CSV; the peak resident memory of each worker process is printed
+  worker per core (one more for a big batch), with the sandbox, the re-check,
+  feedback HTML and the grades CSV; the peak resident memory of each worker process is printed
   (``tests/worker_peaks.py``; the kernels and re-check processes a worker
   starts are bounded by the sandbox's own limit).
 
@@ -137,7 +137,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submissions", type=int, default=24)
     parser.add_argument("--assignment", default="a1_softmax_additive")
-    parser.add_argument("--workers", type=int, default=None, help="default: one per core")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="default: the command's (one per core, one more for a big batch)")
     parser.add_argument("--rounds", type=int, default=2,
                         help="the three runs alternate this many times; medians are reported")
     parser.add_argument("--no-feedback", action="store_true", help="the command without feedback HTML")
