@@ -222,8 +222,8 @@ def reuse_gradebook_engines(scratch: bool = False):
     every table of the schema and the course's row, and disconnects.  For the worker's life, keep
     one engine per SQLite database with its connection, check the schema with one query (nbgrader's
     own check where a table is missing), and check a file's schema and course once.  Queries,
-    transactions and what is written stay nbgrader's.  (An optimisation only: if nbgrader's internals differ,
-    nothing changes.)
+    transactions and what is written stay nbgrader's.  (An optimisation only: if nbgrader's
+    internals differ, nothing changes.)
 
     ``scratch``: the gradebooks are scratch copies (a worker's shard, merged into the course's
     student by student), so SQLite hands each commit to the operating system without waiting for the
