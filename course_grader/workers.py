@@ -64,8 +64,8 @@ def worker_count(requested: int | None, submissions: int, cores: int | None = No
     A worker spends about a third of its time waiting for its sandboxed kernel and re-check
     process, so one per core leaves the cores idle now and then; another worker fills those gaps,
     but its start-up (an interpreter, nbgrader's imports, compiled templates: about 6 s of CPU)
-    pays for itself only over a few dozen submissions.  Measured on 2 cores: 24 and 48 submissions
-    grade faster with 2 workers, 96 and 200 with 3 (``benchmarks/grading_throughput.py``)."""
+    pays for itself only over a few dozen submissions.  Measured on 2 cores: 24 submissions grade
+    faster with 2 workers, 48 and 72 about as fast with either, 96 and 200 faster with 3."""
     cores = cores or os.cpu_count() or 1
     if requested:
         count = requested

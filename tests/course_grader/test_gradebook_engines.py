@@ -1,7 +1,7 @@
 """A worker keeps one SQLAlchemy engine per gradebook and checks a gradebook's schema once
 (:func:`course_grader.nbgrader_api.reuse_gradebook_engines`): what is read and written stays
-nbgrader's; a gradebook checked once is not checked again, and one replaced at the same path is.  Run in a fresh
-interpreter, as in a worker: the change is the process's."""
+nbgrader's; a gradebook checked once is not checked again, and one replaced at the same path
+is.  Run in a fresh interpreter, as in a worker: the change is the process's."""
 
 import subprocess
 import sys
@@ -158,4 +158,3 @@ def test_lookups_answer_what_nbgraders_queries_answer_with_fewer_statements(tmp_
     done = subprocess.run([sys.executable, "-c", LOOKUPS, str(tmp_path)], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-3000:]
-    print(done.stdout)

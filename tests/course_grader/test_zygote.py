@@ -5,6 +5,7 @@ scratch, and nothing passing from one to the next.
 grading workers start theirs, so every grading test goes through one.)
 """
 
+import asyncio
 import json
 import os
 import re
@@ -269,8 +270,6 @@ def test_a_grading_kernel_starts_from_the_zygote_without_a_launcher(zygote, work
     provisioner of :class:`course_grader.preprocessors.bounded_execute.PromptKernelManager`): no
     launcher process; it runs as the sandbox's user, in the submission's folder; it is interrupted
     and shut down as a launched kernel is, and nothing of it is left."""
-    import asyncio
-
     from jupyter_client.kernelspec import KernelSpecManager
 
     from course_grader.preprocessors.bounded_execute import KERNELS_DIR, PromptKernelManager
@@ -294,8 +293,11 @@ def test_a_grading_kernel_starts_from_the_zygote_without_a_launcher(zygote, work
             assert reply["content"]["status"] == "ok"
             assert [o["content"]["text"] for o in outputs if o["msg_type"] == "stream"] == [
                 f"{sandbox.BASE_UID + SLOT} released data\n"]
-            msg_id = kc.execute("import time; time.sleep(60)")
-            await asyncio.sleep(1.0)
+            msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(60)")
+            while True:       # interrupted once the cell runs, however long the kernel took to start it
+                message = await kc.get_iopub_msg(timeout=30)
+                if message["msg_type"] == "stream" and message["parent_header"].get("msg_id") == msg_id:
+                    break
             await km.interrupt_kernel()
             while True:
                 reply = await kc.get_shell_msg(timeout=30)
