@@ -129,7 +129,7 @@ def main(argv=None):
     parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
     _course_options(parser)
     parser.add_argument("--workers", type=int, default=None,
-                        help="parallel workers (default: one per core, one more from 40 submissions per core)")
+                        help="parallel workers (default: one per core, one more from 10 submissions per core)")
     parser.add_argument("--student-regex", default=None,
                         help="regex with a (?P<student>...) group, matched against each notebook's path "
                              "inside SUBMISSIONS; e.g. '^(?P<student>[^_]+)_' for Canvas downloads")

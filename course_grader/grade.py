@@ -45,7 +45,7 @@ from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import check_source, find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
 from .report import terminal_text
-from .workers import run_workers, worker_count
+from .workers import run_workers, start_worker_server, worker_count
 
 
 def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
@@ -98,6 +98,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     # a mistyped assignment or submissions path creates no course directory and no secret.
     names = assignment_notebooks(config, assignment)
     check_source(Path(source))
+    start_worker_server()     # warms up while the assignment is prepared
     course_dir = Path(config.CourseDirectory.root)
     created = [folder for folder in (course_dir, *course_dir.parents) if not folder.exists()]
     course_dir.mkdir(parents=True, exist_ok=True)

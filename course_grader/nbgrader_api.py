@@ -195,6 +195,8 @@ def reuse_compiled_templates():
         from nbconvert.exporters.templateexporter import TemplateExporter
     except ImportError:
         return
+    if getattr(TemplateExporter._create_environment, "reuses_bytecode", False):
+        return    # already (a second cache would start empty)
 
     class MemoryCache(jinja2.BytecodeCache):
         store: dict = {}
@@ -213,6 +215,7 @@ def reuse_compiled_templates():
         environment.bytecode_cache = MemoryCache()
         return environment
 
+    create_environment.reuses_bytecode = True
     TemplateExporter._create_environment = create_environment
 
 
@@ -395,6 +398,8 @@ def check_metadata_with_one_validator():
     import jsonschema
     from nbgrader.nbgraderformat import common
 
+    if getattr(common.jsonschema, "reuses_validators", False):
+        return
     validators: dict = {}
 
     def validate(instance, schema):
@@ -408,7 +413,7 @@ def check_metadata_with_one_validator():
         if error is not None:
             raise error
 
-    common.jsonschema = types.SimpleNamespace(validate=validate)
+    common.jsonschema = types.SimpleNamespace(validate=validate, reuses_validators=True)
 
 
 def reuse_highlighting(size: int = 4096):

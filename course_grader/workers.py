@@ -54,7 +54,7 @@ class Result:
 
 
 #: Submissions per core from which one more worker than cores pays (see :func:`worker_count`)
-EXTRA_WORKER_FROM = 40
+EXTRA_WORKER_FROM = 10
 
 
 def worker_count(requested: int | None, submissions: int, cores: int | None = None) -> int:
@@ -63,9 +63,9 @@ def worker_count(requested: int | None, submissions: int, cores: int | None = No
 
     A worker spends about a third of its time waiting for its sandboxed kernel and re-check
     process, so one per core leaves the cores idle now and then; another worker fills those gaps,
-    but its start-up (an interpreter, nbgrader's imports, compiled templates: about 6 s of CPU)
-    pays for itself only over a few dozen submissions.  Measured on 2 cores: 24 submissions grade
-    faster with 2 workers, 48 and 72 about as fast with either, 96 and 200 faster with 3."""
+    but costs its start (a fork of the warm server, its zygote, a first submission with cold
+    caches) and its memory.  Measured on 2 cores: 8 and 16 submissions about as fast with 2
+    workers as with 3, 24 faster with 3 (by 11-16%), and 96 and 200 faster with 3."""
     cores = cores or os.cpu_count() or 1
     if requested:
         count = requested
@@ -74,8 +74,25 @@ def worker_count(requested: int | None, submissions: int, cores: int | None = No
     return max(1, min(count, submissions))
 
 
+def start_worker_server():
+    """Start the process the workers are forked from, if it is not running: it warms up (imports,
+    compiles; :mod:`course_grader.worker_warmup`) while this process prepares the assignment."""
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload([WARM_UP_MODULE])
+    forkserver.ensure_running()
+
+
+#: The module the workers' server imports once, before it forks any worker
+WARM_UP_MODULE = "course_grader.worker_warmup"
+
+
 def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: dict,
-           config, feedback: bool, tasks, results, log_path: str):
+           config, feedback: bool, tasks, results, log_path: str, environment: dict):
+    # The server it was forked from keeps the environment of its own start (an earlier run's):
+    # the worker takes the grading command's, as a new process would.
+    os.environ.clear()
+    os.environ.update(environment)
     os.environ[f"{sandbox.ENV_PREFIX}_SLOT"] = str(slot)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = "1"
@@ -182,11 +199,14 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
 
 def run_workers(submissions, config, course_dir, run_dir, assignment, releases: dict, workers,
                 feedback, quiet, phase=lambda name: None) -> dict:
-    # Fresh interpreters, not forks: a worker forked from a process that has run threads
-    # (TensorFlow's pools, kernels' ZeroMQ, a browser driver: an instructor's notebook, a test
-    # run) inherits their locks and state half-copied. Forked from the test suite's processes,
-    # workers died (SIGABRT, SIGSEGV) on a few submissions of a run. Starting one costs ~2 s.
-    context = multiprocessing.get_context("spawn")
+    # Forks of a server process, never of this one: a worker forked from a process that has run
+    # threads (TensorFlow's pools, kernels' ZeroMQ, a browser driver: an instructor's notebook, a
+    # test run) inherits their locks and state half-copied; forked from the test suite's
+    # processes, workers died (SIGABRT, SIGSEGV) on a few submissions of a run.  The server is a
+    # fresh interpreter that runs no thread; it imports and warms up once what each new
+    # interpreter did before its first student (~6 s of CPU each), so a worker starts in ~0.1 s.
+    start_worker_server()
+    context = multiprocessing.get_context("forkserver")
     count = worker_count(workers, len(submissions))
     (course_dir / "logs").mkdir(exist_ok=True)
     tasks, results = context.Queue(), context.Queue()
@@ -203,7 +223,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         log_path = course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
         process = context.Process(target=worker, daemon=True, args=(
             slot, str(shards[slot]), str(course_dir), assignment, {k: str(v) for k, v in releases.items()}, config,
-            feedback, tasks, results, str(log_path)))
+            feedback, tasks, results, str(log_path), dict(os.environ)))
         process.start()
         processes[slot] = process
 

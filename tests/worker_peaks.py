@@ -1,7 +1,7 @@
 """The peak resident memory of a grading run's workers, each process on its own.
 
 The grading command starts one worker per core (``course_grader.workers``,
-fresh interpreters from multiprocessing's ``spawn``); each worker starts the
+forked by multiprocessing's ``forkserver``, a child of the grading process); each worker starts the
 notebook's kernel and the re-check's student process, which are sandboxed and
 bounded by their own address-space limit.  What is measured here is the
 worker's own process, without its children: the kernel's high-water mark of
@@ -18,9 +18,24 @@ from pathlib import Path
 
 import psutil
 
-#: multiprocessing's marker on the command line of a process it spawned (the resource
-#: tracker, another spawned helper, does not carry it).
-SPAWNED = "--multiprocessing-fork"
+#: On the command line of multiprocessing's forkserver (and of the workers it forks, which keep it)
+FORK_SERVER = "from multiprocessing.forkserver import main"
+
+
+def grading_workers(parent: int) -> list[psutil.Process]:
+    """The grading workers of the grading process ``parent``: the children of its forkserver."""
+    found = []
+    try:
+        children = psutil.Process(parent).children()
+    except psutil.Error:
+        return []
+    for child in children:
+        try:
+            if any(FORK_SERVER in part for part in child.cmdline()):
+                found += child.children()
+        except psutil.Error:
+            pass
+    return found
 
 
 def high_water_marks(pid: int) -> tuple[int, int] | None:
@@ -63,18 +78,7 @@ class WorkerPeaks:
         return self.peaks
 
     def _workers(self) -> list[int]:
-        try:
-            children = psutil.Process(self.parent).children()
-        except psutil.Error:
-            return []
-        found = []
-        for child in children:
-            try:
-                if SPAWNED in child.cmdline():
-                    found.append(child.pid)
-            except psutil.Error:
-                pass
-        return found
+        return [worker.pid for worker in grading_workers(self.parent)]
 
     def _watch(self) -> None:
         known: list[int] = []

@@ -86,6 +86,11 @@ def course(tmp_path_factory):
     return tmp
 
 
+@pytest.fixture(scope="module")
+def course_python(course):
+    return course_environment(course / "course-env")
+
+
 def _grade(course: Path, name: str, **options) -> dict:
     from course_grader import grade
 
@@ -94,8 +99,8 @@ def _grade(course: Path, name: str, **options) -> dict:
                        course={"source_directory": course / "source", "course_id": "other"}, **options)
 
 
-def test_a_course_is_graded_in_its_own_environment_in_the_sandbox(course):
-    python = course_environment(course / "course-env")
+def test_a_course_is_graded_in_its_own_environment_in_the_sandbox(course, course_python):
+    python = course_python
     ours = _grade(course, "in-own-env", python=str(python))
     [result] = ours["results"]
     assert (result["score"], result["flags"]) == (2.0, []), result
@@ -103,6 +108,28 @@ def test_a_course_is_graded_in_its_own_environment_in_the_sandbox(course):
     # In the grader's environment the package does not exist: the same notebook scores 0.
     [result] = _grade(course, "in-graders-env")["results"]
     assert result["score"] == 0.0
+
+
+def test_each_run_is_graded_in_its_own_environment_not_in_that_of_the_workers_server(course, course_python):
+    """The workers are forked from a server process (``course_grader.workers``) that starts once per
+    grading process and keeps the environment of its start.  Here it starts while the course's
+    interpreter is chosen, as a run with ``--python`` leaves it; a run after it, in the grader's
+    own environment, must not grade with the course's interpreter."""
+    script = f"""
+import json, os
+from course_grader import grade, sandbox, workers
+variable = sandbox.ENV_PREFIX + "_PYTHON"
+os.environ[variable] = {str(course_python)!r}
+workers.start_worker_server()
+del os.environ[variable]
+report = grade.grade({str(course / "inbox")!r}, "envcheck", {str(course / "after-server")!r}, workers=1,
+                     limits={LIMITS!r}, quiet=True, config_file={str(ROOT / "nbgrader_config.py")!r},
+                     course={{"source_directory": {str(course / "source")!r}, "course_id": "other"}})
+print(json.dumps([r["score"] for r in report["results"]]))
+"""
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == "[0.0]", run.stdout   # as in the grader's environment
 
 
 def test_an_interpreter_that_cannot_run_notebooks_is_refused_before_anything_is_written(course, tmp_path):

@@ -1,10 +1,15 @@
-"""Grading workers start as fresh interpreters, whatever the grading process did before."""
+"""Grading workers start clean, whatever the grading process did before."""
 
+import json
 import multiprocessing
+import subprocess
+import sys
 
 import numpy as np
+import psutil
 
-from grading_support import graded_batch, max_scores, solved_notebook
+from grading_support import ROOT, graded_batch, max_scores, solved_notebook
+from worker_peaks import FORK_SERVER
 
 A = "a1_softmax_additive"
 
@@ -12,12 +17,13 @@ A = "a1_softmax_additive"
 def test_grading_from_a_process_that_has_trained_with_keras(tmp_path_factory, monkeypatch):
     """An instructor's notebook (or a test run) that trained with Keras, then grades.
 
-    The workers are new interpreters (``spawn``), not forks of this process:
-    forked from pytest processes that had run TensorFlow, kernels and a
-    browser, workers died (SIGABRT, SIGSEGV) on a few submissions in two of
-    three runs of the whole suite, which then came back "failed".  (A fork
-    after this test's own training did not crash here: the assertion on the
-    start method is what fails if workers are forked again.)
+    The workers are never forks of this process: forked from pytest processes
+    that had run TensorFlow, kernels and a browser, workers died (SIGABRT,
+    SIGSEGV) on a few submissions in two of three runs of the whole suite,
+    which then came back "failed".  They are forks of multiprocessing's
+    forkserver, a new interpreter that runs no thread.  (A fork after this
+    test's own training did not crash here: the assertions on the start
+    method and on the server are what fail if workers are forked from here.)
     """
     import keras
 
@@ -36,7 +42,9 @@ def test_grading_from_a_process_that_has_trained_with_keras(tmp_path_factory, mo
     monkeypatch.setattr(multiprocessing, "get_context", recording)
     report = graded_batch(tmp_path_factory, "after-keras", A,
                           {f"student-{i}": solved_notebook(A) for i in range(4)})
-    assert methods == ["spawn"]
+    assert set(methods) == {"forkserver"}
+    [server] = [p for p in psutil.Process().children() if any(FORK_SERVER in part for part in p.cmdline())]
+    assert server.num_threads() == 1
     assert report["failed"] == 0, [r["notes"] for r in report["results"]]
     full = sum(max_scores(A).values())
     assert [r["score"] for r in report["results"]] == [full] * 4
@@ -46,6 +54,26 @@ def test_one_worker_per_core_and_one_more_for_a_big_batch():
     from course_grader.workers import EXTRA_WORKER_FROM, worker_count
 
     big = EXTRA_WORKER_FROM * 2
-    assert [worker_count(None, n, cores=2) for n in (1, 2, 24, big - 1, big, 300)] == [1, 2, 2, 2, 3, 3]
-    assert worker_count(None, 1000, cores=8) == 9 and worker_count(None, 100, cores=8) == 8
+    assert [worker_count(None, n, cores=2) for n in (1, 2, 8, big - 1, big, 300)] == [1, 2, 2, 2, 3, 3]
+    assert worker_count(None, 1000, cores=8) == 9 and worker_count(None, 8 * EXTRA_WORKER_FROM - 1, cores=8) == 8
     assert worker_count(5, 300, cores=2) == 5 and worker_count(5, 3, cores=2) == 3   # as asked, never idle
+
+
+def test_the_workers_server_warms_up_without_starting_a_thread():
+    """What the server forks holds no thread's lock: its warm-up (imports, the feedback page's
+    templates compiled, the validators built) runs in the server's one thread, and leaves it so."""
+    script = """
+import json, os, sys
+from course_grader import worker_warmup
+import jinja2
+caches = [c for c in jinja2.BytecodeCache.__subclasses__() if getattr(c, "store", None)]
+print(json.dumps({"failed": worker_warmup.WARM_UP_FAILED, "threads": len(os.listdir("/proc/self/task")),
+                  "compiled templates": sum(len(c.store) for c in caches),
+                  "imported": all(m in sys.modules for m in ("nbgrader.converters.autograde",
+                                                           "nbconvert.exporters.html", "sqlalchemy.orm"))}))
+"""
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    facts = json.loads(run.stdout.strip().splitlines()[-1])
+    assert facts["failed"] is None and facts["threads"] == 1 and facts["imported"], facts
+    assert facts["compiled templates"] >= 4, facts    # the page's template and those it extends
