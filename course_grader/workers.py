@@ -246,6 +246,9 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
         + default_limits.WORKER_SILENCE_SLACK_SECONDS
     retried: set[str] = set()
     stopped = False
+    # Workers that died holding no submission since one last took a submission: each is replaced,
+    # but workers that cannot start at all (a broken environment) would be replaced for ever.
+    deaths_at_start = 0
     try:
         for slot in range(count):
             start(slot)
@@ -257,6 +260,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                 kind = None
             if kind == "started":
                 running[slot] = (payload, time.monotonic())
+                deaths_at_start = 0
             elif kind == "done":
                 finished[payload["student"]] = payload
                 graded_by[slot].append(payload["student"])
@@ -279,6 +283,13 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                     else:
                         retried.add(student)
                         tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
+                else:
+                    deaths_at_start += 1
+                    if deaths_at_start > 2 * count:
+                        raise SystemExit(
+                            f"the grading workers exit as they start (exit code {process.exitcode}), before "
+                            f"grading anything: see the messages above and "
+                            f"{course_dir / 'logs' / f'grade-{assignment}-worker{slot}.log'}")
                 if len(finished) < len(submissions):
                     start(slot)
     except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (the command turns it into this)

@@ -52,7 +52,7 @@ def high_water_marks(pid: int) -> tuple[int, int] | None:
 
 
 class WorkerPeaks:
-    """Watch the workers that process ``parent`` spawns; :meth:`stop` gives ``{pid: peak bytes}``.
+    """Watch the workers that process ``parent`` starts; :meth:`stop` gives ``{pid: peak bytes}``.
 
     ``peaks`` is resident memory, ``address_peaks`` address space (what ``RLIMIT_AS``
     would limit).  A worker replaced after a crash is a new process with peaks of its own.

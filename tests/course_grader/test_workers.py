@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing
+import os
 import subprocess
 import sys
 
@@ -77,3 +78,24 @@ print(json.dumps({"failed": worker_warmup.WARM_UP_FAILED, "threads": len(os.list
     facts = json.loads(run.stdout.strip().splitlines()[-1])
     assert facts["failed"] is None and facts["threads"] == 1 and facts["imported"], facts
     assert facts["compiled templates"] >= 4, facts    # the page's template and those it extends
+
+
+def test_workers_that_cannot_start_stop_the_run_with_a_message(tmp_path):
+    """A worker that dies is replaced; workers that die as they start, every time, end the run
+    with a message instead of being replaced for ever.  Here they cannot start because the
+    grading script is read from standard input, which a new worker cannot read again."""
+    script = f"""
+from pathlib import Path
+from grading_support import write, solved_notebook
+from course_grader import grade
+for student in ("ada", "bo"):
+    write(solved_notebook({A!r}), Path({str(tmp_path / "inbox")!r}) / f"{{student}}.ipynb")
+grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, Path({str(tmp_path / "course")!r}), workers=2, quiet=True,
+            config_file=Path({str(ROOT / "nbgrader_config.py")!r}))
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+    run = subprocess.run([sys.executable, "-"], input=script, cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode != 0
+    assert "the grading workers exit as they start (exit code 1), before grading anything" in run.stderr, \
+        run.stderr[-3000:]
