@@ -230,7 +230,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
     progress = Progress(len(submissions), quiet)
     # One writer, this process: each student goes into the course's gradebook (and their notebooks
     # and feedback into the course directory) as soon as a worker has graded them.
-    merger = GradebookMerger(f"sqlite:///{course_dir / 'gradebook.db'}")
+    merger = GradebookMerger(f"sqlite:///{course_dir / 'gradebook.db'}", copies=True)   # the shards are copies
 
     def bring_home(slot, student):
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
