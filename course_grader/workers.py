@@ -204,7 +204,7 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
     # test run) inherits their locks and state half-copied; forked from the test suite's
     # processes, workers died (SIGABRT, SIGSEGV) on a few submissions of a run.  The server is a
     # fresh interpreter that runs no thread; it imports and warms up once what each new
-    # interpreter did before its first student (~6 s of CPU each), so a worker starts in ~0.1 s.
+    # interpreter did before its first student (3 workers grading 3 submissions: 9 core-s, not 25).
     start_worker_server()
     context = multiprocessing.get_context("forkserver")
     count = worker_count(workers, len(submissions))
