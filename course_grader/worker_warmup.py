@@ -12,12 +12,17 @@ and nbgrader's schema validators, the regular expressions they compile (about
 
 Nothing here starts a thread, opens a file that stays open, reads a course or
 a submission, or starts a kernel: a fork of this process holds no lock and no
-student's data (:func:`warm_up` checks the first).
+student's data.  Something else may start one in this process (a
+``sitecustomize``, a library's native pool): the module counts the process's
+threads, Python's and native ones, after the warm-up, and where there is more
+than one, :data:`FORK_UNSAFE` says so and the workers start as new interpreters
+instead (:func:`course_grader.workers.worker`).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 
 #: What a worker imports (beyond what the rest of this module does), before or during its first submission
@@ -66,8 +71,13 @@ def warm_up():
     feedback_config = GenerateFeedback(coursedir=CourseDirectory(config=Config()), config=Config()).config
     FeedbackExporter(config=feedback_config).from_notebook_node(notebook, resources)
 
-    if threading.active_count() != 1:    # a fork would inherit a thread's locks, held half-way
-        raise RuntimeError(f"the workers' warm-up left {threading.active_count()} threads running")
+
+def threads_running() -> int:
+    """The process's threads, native ones included (``threading`` counts only Python's)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:      # no /proc: Python's threads are all that can be counted
+        return threading.active_count()
 
 
 try:
@@ -79,3 +89,9 @@ except Exception as error:  # noqa: BLE001 - a cold worker still grades right, o
     print(f"grading workers start cold: their warm-up failed ({WARM_UP_FAILED})", file=sys.stderr)
 else:
     WARM_UP_FAILED = None
+
+#: Why workers must not be forked from this process (None: they may).  A fork inherits every
+#: other thread's locks as they were, held half-way, and none of the threads.
+FORK_UNSAFE = None
+if threads_running() != 1:
+    FORK_UNSAFE = f"the process the workers are forked from runs {threads_running()} threads, not one"

@@ -85,10 +85,25 @@ def start_worker_server():
 
 #: The module the workers' server imports once, before it forks any worker
 WARM_UP_MODULE = "course_grader.worker_warmup"
+#: A worker's exit status when it finds itself forked from a server that runs threads
+#: (``worker_warmup.FORK_UNSAFE``); the command then starts its workers as new interpreters
+FORKED_FROM_THREADS_EXIT = 75
+#: Set once a worker has found the server unsafe to fork from: this process starts workers with spawn
+_server_unsafe: str | None = None
+
+
+def worker_start_method() -> str:
+    """How workers start: forked from the warm server, or as new interpreters where it is unsafe."""
+    return "spawn" if _server_unsafe else "forkserver"
 
 
 def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: dict,
-           config, feedback: bool, tasks, results, log_path: str, environment: dict):
+           config, feedback: bool, tasks, results, log_path: str, environment: dict, forked: bool):
+    server = sys.modules.get(WARM_UP_MODULE) if forked else None   # forked: from the workers' server
+    if server is not None and server.FORK_UNSAFE:
+        with open(log_path, "a") as log:        # and nothing else: another thread's lock may be held
+            log.write(f"=== not started from the workers' server: {server.FORK_UNSAFE}\n")
+        os._exit(FORKED_FROM_THREADS_EXIT)
     # The server it was forked from keeps the environment of its own start (an earlier run's):
     # the worker takes the grading command's, as a new process would.
     os.environ.clear()
@@ -205,11 +220,15 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
     # processes, workers died (SIGABRT, SIGSEGV) on a few submissions of a run.  The server is a
     # fresh interpreter that runs no thread; it imports and warms up once what each new
     # interpreter did before its first student (3 workers grading 3 submissions: 9 core-s, not 25).
-    start_worker_server()
-    context = multiprocessing.get_context("forkserver")
+    # Where something has started a thread in the server (a sitecustomize, say), its forks exit at
+    # once (FORKED_FROM_THREADS_EXIT) and every worker from then on starts as a new interpreter.
+    global _server_unsafe
+    if worker_start_method() == "forkserver":
+        start_worker_server()
     count = worker_count(workers, len(submissions))
     (course_dir / "logs").mkdir(exist_ok=True)
-    tasks, results = context.Queue(), context.Queue()
+    queues = multiprocessing.get_context(worker_start_method())
+    tasks, results = queues.Queue(), queues.Queue()
     shards, processes, running = [], {}, {}
     for slot in range(count):
         shard = run_dir / f"shard-{slot}"
@@ -219,11 +238,17 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
     for sub in submissions:
         tasks.put((sub.student, sub.notes))
 
+    def log_of(slot):
+        return course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
+
+    forked: dict[int, bool] = {}    # slot -> its worker was forked from the workers' server
+
     def start(slot):
-        log_path = course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
-        process = context.Process(target=worker, daemon=True, args=(
+        method = worker_start_method()
+        forked[slot] = method == "forkserver"
+        process = multiprocessing.get_context(method).Process(target=worker, daemon=True, args=(
             slot, str(shards[slot]), str(course_dir), assignment, {k: str(v) for k, v in releases.items()}, config,
-            feedback, tasks, results, str(log_path), dict(os.environ)))
+            feedback, tasks, results, str(log_of(slot)), dict(os.environ), forked[slot]))
         process.start()
         processes[slot] = process
 
@@ -283,13 +308,17 @@ def run_workers(submissions, config, course_dir, run_dir, assignment, releases: 
                     else:
                         retried.add(student)
                         tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
+                elif process.exitcode == FORKED_FROM_THREADS_EXIT and forked[slot]:
+                    if not _server_unsafe and not quiet:
+                        print(f"grading workers start as new interpreters (slower): the process they are "
+                              f"forked from runs threads; see {log_of(slot)}", file=sys.stderr, flush=True)
+                    _server_unsafe = str(log_of(slot))
                 else:
                     deaths_at_start += 1
                     if deaths_at_start > 2 * count:
                         raise SystemExit(
                             f"the grading workers exit as they start (exit code {process.exitcode}), before "
-                            f"grading anything: see the messages above and "
-                            f"{course_dir / 'logs' / f'grade-{assignment}-worker{slot}.log'}")
+                            f"grading anything: see the messages above and {log_of(slot)}")
                 if len(finished) < len(submissions):
                     start(slot)
     except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (the command turns it into this)

@@ -186,3 +186,23 @@ def test_installed_practice_uses_the_bundle_it_was_given(tmp_path, monkeypatch, 
     assert practice.course_folder() == bundle
     result, _ = _checked(tmp_path, solved_notebook("a12_vit_patches"), capsys)
     assert result.points == result.max_points == 10
+
+
+# -- where the machine allows no sandbox (a notebook service) -----------------------------------
+
+@pytest.mark.parametrize("why", ["not allowed here", "switched off"])
+def test_without_the_sandbox_it_still_checks_and_says_what_it_could_not(tmp_path, capsys, monkeypatch, why):
+    from course_grader import sandbox
+
+    if why == "not allowed here":     # as on a service that allows no namespaces
+        monkeypatch.setattr(sandbox, "missing_facilities", lambda: ["not running as root: cannot create namespaces"])
+    else:
+        monkeypatch.setenv(sandbox.ENV_PREFIX, "off")
+    assignment = "a1_softmax_additive"
+    mistake = sorted(WRONG_ANSWERS[assignment])[0]
+    result, printed = _checked(tmp_path, wrong_answer(assignment, mistake), capsys)
+    reason = "not running as root" if why == "not allowed here" else f"{sandbox.ENV_PREFIX}=off"
+    assert f"with resource limits only: this machine does not allow the grading sandbox ({reason}" in printed
+    assert _explanations(assignment)[mistake] in result.mistakes and result.points < result.max_points
+    result, printed = _checked(tmp_path, solved_notebook(assignment), capsys)
+    assert result.points == result.max_points and "in the grading sandbox" not in printed

@@ -99,3 +99,58 @@ grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, Path({str(tmp_path / "cour
     assert run.returncode != 0
     assert "the grading workers exit as they start (exit code 1), before grading anything" in run.stderr, \
         run.stderr[-3000:]
+
+
+#: Started at interpreter start-up (a sitecustomize): a thread of the kind ``threading`` does not count
+NATIVE_THREAD = """
+import _thread, time
+_thread.start_new_thread(time.sleep, (3600,))
+"""
+
+
+def test_threads_are_counted_with_the_native_ones():
+    script = """
+import json, threading
+from course_grader.worker_warmup import threads_running
+before = threads_running()
+""" + NATIVE_THREAD + """
+time.sleep(0.2)
+print(json.dumps([before, threads_running(), threading.active_count()]))
+"""
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    before, after, python_threads = json.loads(run.stdout.strip().splitlines()[-1])
+    assert (before, after, python_threads) == (1, 2, 1)
+
+
+def test_workers_start_as_new_interpreters_where_the_server_runs_a_thread(tmp_path):
+    """Something started a thread in every new interpreter (here a sitecustomize): the server's
+    forks would inherit its locks half-held.  Workers find it, exit at once, and the command grades
+    with workers started as new interpreters, saying so."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(NATIVE_THREAD)
+    script = tmp_path / "grade_two.py"
+    script.write_text(f"""
+import json
+from pathlib import Path
+from grading_support import write, solved_notebook
+from course_grader import grade
+from course_grader.worker_warmup import FORK_UNSAFE
+for student in ("ada", "bo"):
+    write(solved_notebook({A!r}), Path({str(tmp_path / "inbox")!r}) / f"{{student}}.ipynb")
+if __name__ == "__main__":
+    report = grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, Path({str(tmp_path / "course")!r}),
+                         workers=2, config_file=Path({str(ROOT / "nbgrader_config.py")!r}))
+    print(json.dumps({{"scores": [r["score"] for r in report["results"]], "unsafe": FORK_UNSAFE}}))
+""")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT), str(ROOT / "tests")]))
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["unsafe"] and "threads, not one" in outcome["unsafe"]   # this process too runs the thread
+    assert outcome["scores"] == [sum(max_scores(A).values())] * 2
+    assert "grading workers start as new interpreters (slower)" in run.stderr, run.stderr[-3000:]
+    logs = "".join(p.read_text() for p in (tmp_path / "course" / "logs").glob("grade-*-worker*.log"))
+    assert "not started from the workers' server: the process the workers are forked from runs" in logs
