@@ -21,6 +21,18 @@ def test_the_corpus_has_eight_assignments_of_four_courses():
     assert len(ASSIGNMENTS) >= 8 and len({course for course, _ in ASSIGNMENTS}) >= 4
 
 
+def test_every_course_names_its_source_and_licence():
+    """The corpus's README lists every course with its origin and licence; a vendored course ships
+    the licence's text, and each course's own README says where it comes from."""
+    rows = [[part.strip() for part in row.split("|")[1:-1]]
+            for row in (COURSES / "README.md").read_text().splitlines() if row.startswith("| ")][1:]   # after the header
+    assert {row[0] for row in rows} == {course for course, _ in ASSIGNMENTS}
+    for course, _, origin, licence in rows:
+        assert licence and origin, course
+        assert (COURSES / course / "LICENSE").is_file() == origin.startswith("vendored"), course
+        assert "licence" in (COURSES / course / "README.md").read_text().lower(), course
+
+
 def _cells(role):
     """The source notebooks' cells of one role: "test", "solution", "manual" (graded by hand), "given", "any"."""
     import nbformat
