@@ -194,7 +194,7 @@ def _run_tests(nb, path: Path) -> SimpleNamespace:
     from .cells import is_skipped
     from .intake import copy_student_files, read_repaired
     from .nbgrader_api import load_config
-    from .preprocessors.clean_recheck import assignment_names, classify
+    from .preprocessors.clean_recheck import assignment_names, classify, setup_names
     from .preprocessors.config import GradingLimits, GradingPolicy
 
     with tempfile.TemporaryDirectory(prefix="practice-course-") as scratch:
@@ -210,10 +210,8 @@ def _run_tests(nb, path: Path) -> SimpleNamespace:
                   if info.get("grade") and not info.get("solution") and cell.cell_type == "code"}
         cells = classify(nb, sources, set(points), hidden_tests.delimiters(config))
         code = [(cell, info) for cell, info in meta if cell.cell_type == "code" and not is_skipped(cell)]
-        setup = set().union(*(set().union(*instructor_code.top_level_names(c.source)) for c in cells
-                              if c.kind == "setup"))
         api, imports = assignment_names([cell.source for cell, info in code if info.get("solution")],
-                                        [cell.source for cell, info in code if not info], setup,
+                                        [cell.source for cell, info in code if not info], setup_names(cells),
                                         instructor_code.local_modules(source_path.parent))
         catalogue = mistakes.load_catalogue(source_path.parent)
         limits = GradingLimits(config=config)

@@ -101,8 +101,7 @@ class CleanRecheck(NbGraderPreprocessor):
                          if c.name in sources and sources[c.name].cell_type == "code"]
             cells = classify(nb, sources, tests, hidden_tests.delimiters(self.config))
         solutions_here, given = self._source_code_cells(names)
-        setup = set().union(*(set().union(*instructor_code.top_level_names(c.source)) for c in cells
-                              if c.kind == "setup"))
+        setup = setup_names(cells)
         folder = hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"]).parent
         api, imports = assignment_names(solutions + solutions_here, given, setup,
                                         instructor_code.local_modules(folder))
@@ -220,6 +219,16 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
         else:
             cells.append(recheck.Cell(index, "student", cell.source, gid or f"cell {index}"))
     return cells
+
+
+def setup_names(cells) -> set[str]:
+    """Every name the setup cells (``recheck.Cell`` of kind "setup") bind: defined or imported."""
+    names: set[str] = set()
+    for cell in cells:
+        if cell.kind == "setup":
+            defined, imports = instructor_code.top_level_names(cell.source)
+            names |= defined | set(imports)
+    return names
 
 
 def assignment_names(solutions, given=(), setup=frozenset(), local=frozenset()) -> tuple[list[str], dict]:

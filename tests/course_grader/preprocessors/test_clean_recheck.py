@@ -148,3 +148,14 @@ def test_diagnoses_process_events_and_time_go_into_the_report():
     assert [(e.kind, e.grade_id, e.message) for e in report.events] == [
         ("clean_rerun", "answer", "died: the process exited")]
     assert report.recheck_seconds == 1.23
+
+
+def test_the_setup_cells_names_are_what_they_define_and_import():
+    from course_grader import recheck
+    from course_grader.preprocessors.clean_recheck import setup_names
+
+    cells = [recheck.Cell(0, "setup", "import numpy as np\nfrom math import sqrt as root\nX = 1\n"
+                                      "def helper():\n    inner = 2\n", "setup"),
+             recheck.Cell(1, "student", "def mine(): pass\nY = 2\n", "answer"),
+             recheck.Cell(2, "setup", "class Shape: pass\nimport os.path\n", "more setup")]
+    assert setup_names(cells) == {"np", "root", "X", "helper", "Shape", "os"}
