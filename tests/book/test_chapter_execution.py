@@ -3,6 +3,7 @@
 import ast
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -200,10 +201,11 @@ def test_kernel_sockets_fit_even_under_a_deep_temporary_folder(tmp_path, monkeyp
         assert len(os.fsencode(os.path.join(folder, "kernel-99999"))) <= 107
     finally:
         os.rmdir(folder)
-    shallow = tmp_path / "t"
-    shallow.mkdir()
-    if len(os.fsencode(str(shallow))) < 60:   # where it fits, the folder stays under $TMPDIR
-        monkeypatch.setattr("tempfile.tempdir", str(shallow))
+    shallow = tempfile.mkdtemp(prefix="t", dir="/tmp")   # where it fits, the folder stays under $TMPDIR
+    try:
+        monkeypatch.setattr("tempfile.tempdir", shallow)
         folder = chapter_execution.socket_folder()
-        assert os.path.dirname(folder) == str(shallow)
+        assert os.path.dirname(folder) == shallow
         os.rmdir(folder)
+    finally:
+        os.rmdir(shallow)
