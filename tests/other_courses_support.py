@@ -17,11 +17,11 @@ session (under a file lock, as :func:`grading_support.graded_batch` does):
   kernelspec may name one that is not installed here (cs1302's ``xpython``),
   so ``Execute.kernel_name = "python3"``, as the course's own configuration
   would set it on a machine without XPython;
-* with **the grading command**, :func:`course_grader.grade.grade` with this
+* with **the grading command**, ``python -m course_grader`` with this
   course's grading pipeline, the other course's own ``nbgrader_config.py`` on
   top where it ships one (``--course-config``), and its source folder and id
-  (``--source-dir``/``--course-id``), as ``tests/course_grader/test_another_course.py``
-  grades nbgrader's ``ps1``.
+  (``--source-dir``/``--course-id``), its report read from the course
+  directory (``grading-<assignment>.json``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import fcntl
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -185,7 +187,6 @@ def _grade(folder: Path, course: str, assignment: str) -> dict:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from course_grader import grade
     from course_grader.nbgrader_api import make_api
 
     plain_root = folder / "plain"
@@ -206,12 +207,16 @@ def _grade(folder: Path, course: str, assignment: str) -> dict:
     inbox = folder / "inbox"
     for student, content in submissions.items():
         write_student(inbox / student, content)
-    their_config = COURSES / course / "nbgrader_config.py"   # the course's own, where it ships one
-    report = grade.grade(inbox, assignment, folder / "course", workers=2, limits=LIMITS, quiet=True,
-                         config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": COURSES / course / "source",
-                                 "course_id": ASSIGNMENTS[(course, assignment)]},
-                         course_config=their_config if their_config.is_file() else None)
+    # The command as an instructor runs it, the other course's own configuration on top where it ships one
+    their_config = COURSES / course / "nbgrader_config.py"
+    command = [sys.executable, "-m", "course_grader", str(inbox), "--assignment", assignment,
+               "--config", str(ROOT / "nbgrader_config.py"), "--source-dir", str(COURSES / course / "source"),
+               "--course-id", ASSIGNMENTS[(course, assignment)], "--course-dir", str(folder / "course"),
+               "--workers", "2", "--quiet", *(["--course-config", str(their_config)] if their_config.is_file() else []),
+               *(f"--{name.replace('_', '-')}={value}" for name, value in LIMITS.items())]
+    run = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=1800)
+    assert run.returncode in (0, 1), run.stderr[-3000:]     # 1: someone failed, which the tests report
+    report = json.loads((folder / "course" / f"grading-{assignment}.json").read_text())
     plain = {}
     for student in submissions:
         plain.update(cell_scores(roots[student] / "gradebook.db", assignment, [student]))
