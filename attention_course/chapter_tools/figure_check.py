@@ -8,7 +8,10 @@ figure a cell leaves open (the figures Jupyter shows when the cell ends):
   would mean nothing.  One colour bar covers every panel that uses the same
   colour map and the same limits, so a grid of panels compared on one scale
   needs one bar; panels scaled each to its own maximum need one bar each
-  (and are then better drawn on one scale).  A picture (a digit, a photo)
+  (and are then better drawn on one scale).  Limits count as the same when
+  they differ by less than :data:`SCALE_TOLERANCE` of the range (see
+  :func:`same_scale`): two panels meant to share a scale may have maxima one
+  rounding step apart on another CPU.  A picture (a digit, a photo)
   is not a heat map: an RGB image is recognised as one, a grey-level picture
   is marked with :func:`mark_picture`;
 * text smaller than :data:`MIN_TEXT_PX` pixels where the site shows the
@@ -37,6 +40,10 @@ CONTENT_WIDTH_PX = 752
 MIN_TEXT_PX = 9
 #: the ``gid`` of an image that is a picture, not a heat map (:func:`mark_picture`)
 PICTURE_GID = "course-picture"
+#: how far apart two colour scales' limits may be, as a share of the range, and still count as one
+#: scale with one colour bar: a colour map has 256 colours, so limits half a colour apart colour
+#: every value alike (to within that half colour); round-off on another CPU is far smaller
+SCALE_TOLERANCE = 1 / 512
 #: set to 1, the figures are checked outside the strict build too (a helper's run of one chapter)
 CHECK_VARIABLE = "ATTENTION_COURSE_FIGURE_CHECK"
 _POSITIONAL = "_course_positional"
@@ -105,6 +112,26 @@ def _scale(mappable):
     return (mappable.get_cmap().name, type(norm).__name__, norm.vmin, norm.vmax)
 
 
+def same_scale(a, b) -> bool:
+    """Whether two ``_scale`` tuples are one colour scale: the same colour map and kind
+    of norm, and limits that differ by at most :data:`SCALE_TOLERANCE` of the range.
+
+    Never an exact comparison of floats: maxima computed separately (a softmax
+    and the same softmax over shuffled keys) can differ in their last bit on
+    another CPU, and one colour bar describes both all the same.
+    """
+    (map_a, norm_a, low_a, high_a), (map_b, norm_b, low_b, high_b) = a, b
+    if (map_a, norm_a) != (map_b, norm_b):
+        return False
+    if None in (low_a, high_a, low_b, high_b):
+        return (low_a, high_a) == (low_b, high_b)
+    span = max(abs(high_a - low_a), abs(high_b - low_b))
+    if span == 0:   # a constant image: its limits are all there is to compare
+        return bool(np.isclose(low_a, low_b) and np.isclose(high_a, high_b))
+    tolerance = SCALE_TOLERANCE * span
+    return abs(low_a - low_b) <= tolerance and abs(high_a - high_b) <= tolerance
+
+
 def _is_index_image(image) -> bool:
     """An ``imshow`` whose pixels sit at whole-number coordinates (no ``extent`` given)."""
     from matplotlib.image import AxesImage
@@ -139,14 +166,14 @@ def figure_problems(fig) -> list[str]:
     colorbars = {id(m.colorbar): m.colorbar for m in colored}
     bar_axes = {id(bar.ax) for bar in colorbars.values()}
     bar_axes |= {id(ax) for ax in fig.axes if getattr(ax, "_colorbar", None) is not None}
-    bar_scales = {_scale(bar.mappable) for bar in colorbars.values()}
+    bar_scales = [_scale(bar.mappable) for bar in colorbars.values()]
     for ax in fig.axes:
         if id(ax) in bar_axes or not ax.get_visible():
             continue
         for mappable in _mappables(ax):
             if _is_picture(mappable) or mappable.colorbar is not None:
                 continue
-            if _scale(mappable) not in bar_scales:
+            if not any(same_scale(_scale(mappable), bar) for bar in bar_scales):
                 where = f" in the panel {ax.get_title()!r}" if ax.get_title() else ""
                 problems.append(f"a heat map{where} has no colour bar for its scale "
                                 f"{_scale(mappable)[0]} {_scale(mappable)[2]:.3g}..{_scale(mappable)[3]:.3g}")

@@ -71,6 +71,53 @@ def test_one_colour_bar_covers_panels_on_one_scale_but_not_panels_on_their_own_s
     assert any("no colour bar" in p for p in figure_problems(fig))
 
 
+def two_panels(second_max: float, first_max: float = 0.42062820730328815):
+    """Two heat maps, each scaled to its own maximum, and one colour bar (for the first)."""
+    fig, axes = plt.subplots(1, 2, figsize=(6, 2.5))
+    images = [ax.imshow(WEIGHTS / WEIGHTS.max() * m) for ax, m in zip(axes, (first_max, second_max))]
+    fig.colorbar(images[0], ax=axes)
+    for ax in axes:
+        figure_check.mark_positional(ax.xaxis)
+        figure_check.mark_positional(ax.yaxis)
+    return fig, images
+
+
+def test_two_panels_whose_scales_differ_by_round_off_share_one_colour_bar():
+    """Chapter 2's case: a softmax's maximum and the same softmax's over shuffled keys,
+    an ulp or two apart on an AVX2 CPU (0.42062820730328804 vs ...815): one scale, one bar."""
+    avx2_max = 0.42062820730328804
+    assert 0 < 0.42062820730328815 - avx2_max <= 2 * np.spacing(avx2_max)   # one or two ulps
+    fig, images = two_panels(avx2_max)
+    assert images[0].norm.vmax != images[1].norm.vmax    # not equal as floats ...
+    assert figure_problems(fig) == []                     # ... yet one colour scale
+    plt.close(fig)
+    # float32 maxima computed by two code paths: a few ulps of float32 apart
+    fig, _ = two_panels(float(np.float32(0.42062820730328815) * np.float32(1 + 4e-7)))
+    assert figure_problems(fig) == []
+
+
+def test_two_panels_whose_scales_really_differ_still_need_two_colour_bars():
+    for second in (0.40, 0.42062820730328815 * (1 - 1 / 200), 0.42062820730328815 * 1.01):
+        fig, _ = two_panels(second)
+        assert any("no colour bar" in p for p in figure_problems(fig)), second
+        plt.close(fig)
+
+
+def test_same_scale_compares_limits_with_a_tolerance_of_half_a_colour():
+    scale = ("viridis", "Normalize", 0.0, 1.0)
+    assert figure_check.same_scale(scale, ("viridis", "Normalize", 0.0, 1.0 + 1e-12))
+    assert figure_check.same_scale(scale, ("viridis", "Normalize", 1e-4, 1.0 - 1e-3))
+    assert not figure_check.same_scale(scale, ("viridis", "Normalize", 0.0, 1.0 - 1 / 200))
+    assert not figure_check.same_scale(scale, ("viridis", "Normalize", -0.01, 1.0))
+    assert not figure_check.same_scale(scale, ("magma", "Normalize", 0.0, 1.0))
+    assert not figure_check.same_scale(scale, ("viridis", "LogNorm", 0.0, 1.0))
+    # a constant image has a range of zero: its limits compare as numbers, with round-off allowed
+    assert figure_check.same_scale(("viridis", "Normalize", 0.5, 0.5),
+                                   ("viridis", "Normalize", 0.5 + 1e-16, 0.5 + 1e-16))
+    assert not figure_check.same_scale(("viridis", "Normalize", 0.5, 0.5),
+                                       ("viridis", "Normalize", 0.6, 0.6))
+
+
 def test_pictures_need_no_colour_bar():
     fig, (left, right) = plt.subplots(1, 2, figsize=(4, 2))
     left.imshow(np.random.default_rng(1).random((8, 8, 3)))   # RGB: a photo
