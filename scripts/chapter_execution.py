@@ -22,6 +22,14 @@ Book's execution cache before Sphinx reads them) and by ``check_claims.py``
   chapter 14's second page reuses its first page's ViT, through
   ``digit_classifiers.vision_transformer``) starts after that page, so that it loads the model instead of waiting
   for it or training it twice.
+* **Hangs, not slowness.**  No cell has a time limit: a CPU three times
+  slower than ours, or a machine busy with other work, only makes a cell take
+  longer.  A :class:`HangWatchdog` watches the kernel instead and stops a cell
+  that is *hung* (its kernel, with everything it started, has used almost no
+  CPU for :attr:`CellLimits.idle_seconds`) or *runs away* (it has used more
+  CPU than :attr:`CellLimits.cpu_seconds`, far beyond any chapter's longest
+  cell on a slow CPU): it interrupts the kernel, and kills it if the
+  interrupt does not end the cell.
 """
 
 from __future__ import annotations
@@ -30,19 +38,22 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbclient import NotebookClient
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 sys.path.insert(0, str(ROOT))   # the repository's package, even where another is installed
 from attention_course.training.dependencies import module_closure  # noqa: E402
-CELL_TIMEOUT = 300  # seconds per cell, as _config.yml's execute.timeout
 
 #: environment variables that set how many threads a kernel's libraries use
 THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -144,6 +155,140 @@ def shared_models(paths: list[Path]) -> dict[Path, set[Path]]:
 
 # --- executing --------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class CellLimits:
+    """When a running cell counts as hung or runaway (see :class:`HangWatchdog`).
+
+    The chapters' longest cell uses about a minute of CPU on our machine, three
+    on a CPU three times slower; a machine busy with other work stretches the
+    wall time, not the CPU time.  So the limits are on CPU, never on wall time:
+    a cell that computes, however slowly, is never stopped.
+    """
+
+    idle_seconds: float = 300.0   # this long with (almost) no CPU used: hung
+    idle_cpu_seconds: float = 1.0  # "almost no CPU": under a third of a percent of a core
+    cpu_seconds: float = 3600.0   # CPU one cell may use: a loop that never ends
+    grace_seconds: float = 30.0   # after the interrupt, before the kernel is killed
+    poll_seconds: float = 2.0
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """CPU time (user + system, s) used by process ``pid`` and every process it started."""
+    import psutil
+
+    total = 0.0
+    try:
+        process = psutil.Process(pid)
+        family = [process, *process.children(recursive=True)]
+    except psutil.Error:
+        return total
+    for member in family:
+        try:
+            times = member.cpu_times()
+            # children that have exited were counted by their parent's children_* times
+            total += times.user + times.system + times.children_user + times.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+class HangWatchdog:
+    """Stops a kernel's cell that is hung or runs away; lets a slow one finish.
+
+    nbclient calls :meth:`cell_started` and :meth:`cell_finished` (its
+    ``on_cell_execute`` and ``on_cell_executed`` hooks); a thread samples the
+    kernel's CPU time every ``limits.poll_seconds``.  A cell whose kernel used
+    under ``idle_cpu_seconds`` and sent no output in the last ``idle_seconds``
+    is hung (waiting on something that never comes: a lock, a sleep, input);
+    one that used more
+    than ``cpu_seconds`` in all runs away.  Either way the kernel is sent
+    SIGINT (the cell ends with ``KeyboardInterrupt``) and, if it is still in
+    the cell ``grace_seconds`` later, SIGKILL (nbclient then reports a dead
+    kernel).  :attr:`verdict` says which and why, for the build's error message.
+    """
+
+    def __init__(self, kernel_pid, limits: CellLimits = CellLimits()):
+        self._kernel_pid = kernel_pid   # a callable: the kernel starts after the watchdog
+        self.limits = limits
+        self.verdict: str | None = None
+        self._cell = None         # (index, start time, CPU at start, samples) of the running cell
+        self._last_output = 0.0   # when the kernel last sent output (monotonic)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="hang-watchdog", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def cell_started(self, cell=None, cell_index=None, **_):
+        pid = self._kernel_pid()
+        cpu = cpu_seconds_of(pid) if pid else 0.0
+        with self._lock:
+            self._cell = (cell_index, time.monotonic(), cpu, [(time.monotonic(), cpu)])
+
+    def cell_finished(self, **_):
+        with self._lock:
+            self._cell = None
+
+    def output_seen(self):
+        """The kernel sent output (a progress line, a figure): it is not hung."""
+        self._last_output = time.monotonic()
+
+    def _watch(self):
+        while not self._stop.wait(self.limits.poll_seconds):
+            with self._lock:
+                running = self._cell
+            pid = self._kernel_pid()
+            if running is None or not pid:
+                continue
+            index, started, cpu_at_start, samples = running
+            now, cpu = time.monotonic(), cpu_seconds_of(pid)
+            samples.append((now, cpu))
+            while len(samples) > 1 and samples[1][0] <= now - self.limits.idle_seconds:
+                samples.pop(0)    # keep the newest sample at least idle_seconds old
+            window_start, window_cpu = samples[0]
+            if now - window_start >= self.limits.idle_seconds and \
+                    cpu - window_cpu < self.limits.idle_cpu_seconds and \
+                    now - self._last_output >= self.limits.idle_seconds:
+                self._stop_cell(pid, index, f"hung: its kernel used {cpu - window_cpu:.1f} s of CPU "
+                                            f"in the last {now - window_start:.0f} s")
+            elif cpu - cpu_at_start > self.limits.cpu_seconds:
+                self._stop_cell(pid, index, f"ran away: it used {cpu - cpu_at_start:.0f} s of CPU, "
+                                            f"more than the {self.limits.cpu_seconds:.0f} s a cell may use")
+
+    def _stop_cell(self, pid: int, index, why: str):
+        self.verdict = (f"cell {index} {why}; stopped by the build's watchdog (a cell that computes, "
+                        f"however slowly, is never stopped)")
+        with self._lock:
+            running = self._cell
+        try:
+            os.kill(pid, signal.SIGINT)
+            if not self._stop.wait(self.limits.grace_seconds):
+                with self._lock:
+                    still = self._cell is running
+                if still:
+                    os.kill(pid, signal.SIGKILL)
+                    self.verdict += "; the interrupt did not end it, so the kernel was killed"
+        except ProcessLookupError:
+            pass
+        with self._lock:
+            if self._cell is running:   # one verdict per cell
+                self._cell = None
+
+
+def kernel_pid(client) -> int | None:
+    """The process id of ``client``'s kernel, once it has started (None before)."""
+    manager = getattr(client, "km", None)
+    provisioner = getattr(manager, "provisioner", None) if manager is not None else None
+    process = getattr(provisioner, "process", None)
+    return getattr(process, "pid", None)
+
+
 @dataclass
 class Job:
     """One chapter to execute, with the environment variables its kernel gets."""
@@ -161,6 +306,7 @@ class Result:
     job: Job
     seconds: float
     error: str | None    # None: every cell ran without an error
+    failed_cell: int | None = None   # the index of the cell that failed (in job.notebook.cells)
 
     @property
     def name(self) -> str:
@@ -215,9 +361,34 @@ def socket_folder() -> str:
     return tempfile.mkdtemp(prefix="course-kernel-", dir="/tmp")
 
 
-def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
-    """Run every cell of ``job.notebook`` (in place) in a fresh kernel in the chapter's folder."""
-    from nbclient import NotebookClient
+class WatchedClient(NotebookClient):
+    """nbclient's client, telling its :class:`HangWatchdog` when cells run and output arrives."""
+
+    watchdog: HangWatchdog
+    running_cell: int | None = None   # the index of the cell that runs (or ran last)
+
+    async def async_execute_cell(self, cell, cell_index, *args, **kwargs):
+        if cell.cell_type == "code" and cell.source.strip():
+            self.running_cell = cell_index
+            self.watchdog.cell_started(cell=cell, cell_index=cell_index)
+        try:
+            return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+        finally:
+            self.watchdog.cell_finished()
+
+    def process_message(self, msg, cell, cell_index):
+        self.watchdog.output_seen()
+        return super().process_message(msg, cell, cell_index)
+
+
+def execute(job: Job, limits: CellLimits = CellLimits()) -> Result:
+    """Run every cell of ``job.notebook`` (in place) in a fresh kernel in the chapter's folder.
+
+    No cell has a time limit; a :class:`HangWatchdog` with ``limits`` stops a
+    cell that hangs or runs away.  On a failure the notebook keeps the outputs
+    of the cells that ran, the failing cell's error among them, and
+    ``Result.failed_cell`` says which cell it was.
+    """
     from nbclient.exceptions import CellExecutionError
     from traitlets.config import Config
 
@@ -241,24 +412,49 @@ def execute(job: Job, timeout: int = CELL_TIMEOUT) -> Result:
     # shutdown_kernel="immediate": once the last cell has replied, the kernel is killed
     # rather than asked to exit; TensorFlow's own exit takes seconds and saves nothing
     # (every file a chapter writes, it writes atomically in a cell).
-    client = NotebookClient(job.notebook, timeout=timeout, allow_errors=False, record_timing=False,
-                            shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(job.path.parent)}}, config=config)
+    # timeout=None: no cell has a time limit (the watchdog stops hangs).
+    client = WatchedClient(job.notebook, timeout=None, allow_errors=False, record_timing=False,
+                           shutdown_kernel="immediate",
+                           resources={"metadata": {"path": str(job.path.parent)}}, config=config)
+    watchdog = client.watchdog = HangWatchdog(lambda: kernel_pid(client), limits)
     if job.cpus is not None:
         # This thread starts the kernel, which inherits the thread's CPUs (and so
         # does every thread the kernel starts).
         os.sched_setaffinity(0, job.cpus)
-    started = time.perf_counter()
+    started_at = time.perf_counter()
     error = None
     try:
-        client.execute(env=environment)
+        with watchdog:
+            client.execute(env=environment)
     except CellExecutionError as failure:
         error = str(failure)
-    except Exception:  # a timeout, a dead kernel: say what happened, keep the other chapters going
+    except Exception:  # a dead kernel: say what happened, keep the other chapters going
         error = traceback.format_exc()
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
-    return Result(job, time.perf_counter() - started, error)
+    if error is not None and watchdog.verdict:
+        error = f"{watchdog.verdict}\n{error}"
+    failed_cell = client.running_cell if error is not None else None
+    return Result(job, time.perf_counter() - started_at, error, failed_cell)
+
+
+#: the terminal's colour codes in an IPython traceback
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def error_summary(error: str | None, lines: int = 20) -> str:
+    """The end of a failure's message, without colour codes: what a failed page shows.
+
+    nbclient's message repeats the cell's source before the traceback; the page
+    shows the cell itself, so only the traceback's last ``lines`` lines are kept
+    (the watchdog's verdict, when it stopped the cell, stays first).
+    """
+    if not error:
+        return ""
+    text = ANSI_ESCAPE.sub("", error).strip()
+    head = text.splitlines()[0] if text.startswith("cell ") and "watchdog" in text.splitlines()[0] else ""
+    tail = text.split("------------------")[-1].strip().splitlines()[-lines:]
+    return "\n".join(([head] if head and head not in tail else []) + tail)
 
 
 def execute_all(jobs: list[Job], workers: int, report=print) -> list[Result]:
