@@ -16,10 +16,17 @@ repository's root.
    chapters that import it and no other; every model is trained through
    ``attention_course.training.cache.trained_model``, keyed by the content of what it
    depends on, so re-executing such a chapter loads its models instead of
-   re-training them.  If a chapter fails, every failure is printed and
-   the build stops there.
+   re-training them.  No cell has a time limit: a watchdog stops a cell that
+   hangs (``chapter_execution.HangWatchdog``), never one that is slow.
 2. **Sphinx** (``jupyter-book build -W -n --keep-going``) renders the book from
    the cache; any warning fails the build.
+
+A chapter that fails still gets its page: its notebook goes into the cache
+with the outputs of the cells that ran (the failing cell's error among them),
+its key is not recorded (so the next build executes it again), and
+``_build/failed-pages.json`` names it, its cell and the error, which the book's
+Sphinx extension puts at the top of the page.  The build prints every failure,
+writes the whole site, and exits non-zero.
 
 At the end it prints how long each chapter took to execute.  The kernels
 record every claim about a trained result in ``_build/claims``
@@ -49,6 +56,7 @@ DOCTREES = BUILD / ".doctrees"
 KEYS = BUILD / ".chapter-keys.json"       # chapter -> key of the outputs in the cache
 CLAIMS = BUILD / "claims"
 TOC_BUILT = BUILD / ".toc-built.yml"      # the table of contents the site was last written with
+FAILED_PAGES = BUILD / "failed-pages.json"  # pages whose chapter failed (read by _ext/course_sphinx.py)
 
 
 def chapters() -> list[Path]:
@@ -109,19 +117,44 @@ def execute_changed(cache, keys: dict, paths: list[Path]) -> list:
     for job in jobs:  # a page that executes again records its claims afresh
         claims.forget_page(CLAIMS, job.path.stem, seed)
     results = chapter_execution.execute_all(jobs, workers())
+    failed = json.loads(FAILED_PAGES.read_text()) if FAILED_PAGES.exists() else {}
+    failed = {docname: record for docname, record in failed.items() if docname in current}
     for result in results:
-        if result.error is not None:
-            continue
         docname = str(result.job.path.relative_to(BOOK).with_suffix(""))
+        # A failed chapter's outputs (up to its failing cell) are cached too, so that
+        # Sphinx shows them instead of executing the chapter itself; without its key
+        # the next build executes it again.
         cache.cache_notebook_bundle(
             CacheBundleIn(result.job.notebook, str(result.job.path),
                           data={"execution_seconds": result.seconds}),
             check_validity=False, overwrite=True)
-        keys[docname] = current[docname]
+        if result.error is None:
+            keys[docname] = current[docname]
+            failed.pop(docname, None)
+        else:
+            keys.pop(docname, None)
+            failed[docname] = failure_record(result)
         # Sphinx re-reads a page when its source changed; here only its outputs did.
         (DOCTREES / f"{docname}.doctree").unlink(missing_ok=True)
     KEYS.write_text(json.dumps(keys, indent=1))
+    FAILED_PAGES.write_text(json.dumps(failed, indent=1))
     return results
+
+
+def failure_record(result) -> dict:
+    """What the failed page says at its top: which cell failed and why.
+
+    ``line`` is the line of the source file where the failed cell's code begins
+    (myst-nb's source map gives the line of the cell's opening fence).
+    """
+    notebook = result.job.notebook
+    cells = notebook.cells if notebook is not None else []
+    source_map = notebook.metadata.get("source_map", []) if notebook is not None else []
+    index = result.failed_cell
+    line = source_map[index] + 1 if index is not None and index < len(source_map) else None
+    source = cells[index].source if index is not None and index < len(cells) else ""
+    return {"cell": index, "line": line, "source": source,
+            "error": chapter_execution.error_summary(result.error)}
 
 
 def chapter_times(cache) -> list[tuple[str, float | None]]:
@@ -147,15 +180,13 @@ def main() -> int:
     started = time.perf_counter()
     results = execute_changed(cache, keys, chapters())
     executed = {result.name for result in results}
-    failed = [result for result in results if result.error is not None]
     executing = time.perf_counter() - started
-    if failed:
-        for result in failed:
-            print(f"\n===== {result.job.path.relative_to(ROOT)} failed =====\n{result.error}",
-                  file=sys.stderr)
-        print(f"book build FAILED: {len(failed)} chapter(s) failed to execute "
-              f"({', '.join(r.name for r in failed)})", file=sys.stderr)
-        return 1
+    for result in results:
+        if result.error is not None:
+            print(f"\n===== {result.job.path.relative_to(ROOT)} failed, at the code cell of line "
+                  f"{failure_record(result)['line']} =====\n{result.error}", file=sys.stderr)
+    # a page that failed in an earlier build and was not executed again fails still
+    failed_pages = json.loads(FAILED_PAGES.read_text()) if FAILED_PAGES.exists() else {}
 
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(BOOK),
                "--path-output", str(ROOT), "-W", "-n", "--keep-going"]
@@ -176,6 +207,15 @@ def main() -> int:
         print(f"  {mark} {name:32s} {'—' if value is None else f'{value:6.1f}'}")
     total = sum(value for _, value in times if value is not None)
     print(f"  sum {total:.0f} s; executing {executing:.0f} s with {workers()} kernel(s)")
+    if failed_pages:
+        print(f"\nbook build FAILED: {len(failed_pages)} chapter(s) failed to execute:", file=sys.stderr)
+        for docname, record in failed_pages.items():
+            print(f"  book/{docname}.md, the code cell of line {record['line']}: "
+                  f"{record['error'].strip().splitlines()[-1] if record['error'].strip() else '?'}",
+                  file=sys.stderr)
+        print(f"the rest of the site was written to {(BUILD / 'html').relative_to(ROOT)}/; each "
+              "failed page says at its top which cell failed and why", file=sys.stderr)
+        code = code or 1
     print(f"book build {'succeeded' if code == 0 else 'FAILED'} in {seconds:.0f} s")
     return code
 

@@ -31,6 +31,12 @@
    from the site itself (``sphinx-mathjax-offline``); this extension warns
    (so the strict build fails) when a page would load a script from the
    network, and writes each inline script once (see ``drop_duplicate_scripts``).
+
+5. **A failed chapter still has a page.**  ``scripts/build_book.py`` caches a
+   chapter that failed with the outputs its cells made up to the failure and
+   names it in ``_build/failed-pages.json``; such a page gets, at its top, an
+   error box saying which cell failed and why (:func:`mark_failed_page`), so
+   that a reader or a reviewer has the rest of the book and knows what is missing.
 """
 
 from __future__ import annotations
@@ -411,6 +417,39 @@ class ClaimsTable(SphinxDirective):
         return seed, values
 
 
+# --- 5. failed pages ------------------------------------------------------------------
+
+def failed_pages(app: Sphinx) -> dict[str, dict]:
+    """``{docname: {"line", "source", "error", ...}}`` of the chapters that failed to execute."""
+    path = Path(app.outdir).parent / "failed-pages.json"   # written by scripts/build_book.py
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def mark_failed_page(app: Sphinx, doctree: nodes.document) -> None:
+    """Put an error box under the title of a page whose chapter failed to execute."""
+    record = failed_pages(app).get(app.env.docname)
+    if record is None:
+        return
+    where = f"the code cell at line {record.get('line')} of its source" if record.get("line") \
+        else "a code cell"
+    box = nodes.error()
+    box += nodes.paragraph(text=(
+        f"This page did not build: {where} failed, so the outputs below stop there and the "
+        "cells after it were not run. The error:"))
+    box += nodes.literal_block(text=record.get("error") or "(no message)")
+    if record.get("source"):
+        box += nodes.paragraph(text="The cell:")
+        box += nodes.literal_block(text=record["source"], language="ipython3")
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and section.children and isinstance(section[0], nodes.title):
+        section.insert(1, box)
+    else:
+        doctree.insert(0, box)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("course_notebooks_dir", "notebooks", "html")
     app.add_config_value("course_notebooks_branch", "notebooks", "html")
@@ -424,5 +463,6 @@ def setup(app: Sphinx) -> dict:
     app.add_post_transform(ChapterTimesTransform)
     app.add_directive("course-claims-table", ClaimsTable)
     app.connect("doctree-read", count_words)
+    app.connect("doctree-read", mark_failed_page)
     app.connect("env-get-outdated", outdated_tables)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
