@@ -7,6 +7,8 @@
 #   make claims execute the chapters that train under seeds 0-7 (about an hour) and
 #               write the table of their claims
 #               (attention_course/chapter_tools/claims_by_seed.json)
+#   make book CPU=avx2, make test CPU=avx2
+#               the same, with the numerics of a CPU without AVX-512 (scripts/other_cpu.py)
 # Both create the virtual environment in .venv on first use and reuse it after.
 
 PYTHON ?= python3.11
@@ -20,6 +22,10 @@ export TF_CPP_MIN_LOG_LEVEL := 3
 export PYTHONHASHSEED := 0
 export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 
+# CPU=avx2 runs the build and the tests with another CPU's code paths (scripts/other_cpu.py)
+CPU ?=
+AS_CPU := $(if $(CPU),$(PY) scripts/other_cpu.py $(CPU) --,)
+
 .PHONY: book test browser slurm claims clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
@@ -31,12 +37,12 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	touch $@
 
 book: $(STAMP)
-	$(PY) scripts/build_book.py
+	$(AS_CPU) $(PY) scripts/build_book.py
 
 # The browser and cluster checks come first, so that a machine without them hears it at once;
 # pytest lists the thirty slowest tests at the end, for whoever makes the suite faster.
 test: browser slurm book
-	$(PY) -m pytest -n 2 --durations=30
+	$(AS_CPU) $(PY) -m pytest -n 2 --durations=30
 
 browser:
 	@scripts/ensure_chromium.sh
@@ -45,7 +51,7 @@ slurm:
 	@scripts/ensure_slurm.sh
 
 claims: $(STAMP)
-	$(PY) scripts/check_claims.py
+	$(AS_CPU) $(PY) scripts/check_claims.py
 
 clean:
 	rm -rf _build

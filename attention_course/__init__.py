@@ -50,6 +50,8 @@ code a reader sees is the code the tests check against Keras.  By role:
 * :mod:`attention_course.chapter_tools` -- what chapters use to show things: source
   code, glued numbers, claims, plots.
 * :mod:`attention_course.seeding` -- the course seed (``ATTENTION_COURSE_SEED``).
+* :mod:`attention_course.cpu_code_paths` -- the variables that make NumPy, OpenBLAS,
+  oneDNN and XLA take another CPU's code paths (part of the cache keys).
 
 Importing the package changes nothing outside it.  TensorFlow's environment is
 set where a process starts: ``TF_CPP_MIN_LOG_LEVEL`` by the Makefile, the tests'

@@ -9,7 +9,7 @@ book can be executed under another seed without editing a chapter::
 
     ATTENTION_COURSE_SEED=1 make book
 
-``make claims`` does exactly that for seeds 0, 1 and 2 and checks that every
+``make claims`` does exactly that for seeds 0-7 and checks that every
 claim the chapters assert about a trained result holds under each
 (:mod:`attention_course.chapter_tools.claims`).
 """

@@ -72,10 +72,12 @@ def chapters() -> list[Path]:
 
 
 def keyed_environment() -> dict[str, str]:
-    """The environment variables that change a chapter's outputs (part of its key)."""
+    """The environment variables that change a chapter's outputs (part of its key):
+    the seed, and the CPU code paths the libraries were told to take, if any."""
+    from attention_course.cpu_code_paths import code_path_settings
     from attention_course.seeding import SEED_VARIABLE, course_seed
 
-    return {SEED_VARIABLE: str(course_seed())}
+    return {SEED_VARIABLE: str(course_seed())} | code_path_settings()
 
 
 def workers() -> int:

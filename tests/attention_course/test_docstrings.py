@@ -9,7 +9,7 @@ import attention_course
 PACKAGE = Path(attention_course.__file__).parent
 #: the modules whose code the chapters teach (the package's top level, but for its helpers)
 REFERENCE_MODULES = sorted(p for p in PACKAGE.glob("*.py")
-                           if p.name not in {"__init__.py", "checks.py", "seeding.py"})
+                           if p.name not in {"__init__.py", "checks.py", "seeding.py", "cpu_code_paths.py"})
 CHAPTER = re.compile(r"(Explained|Used) in chapter \d+|Used by the code of chapter \d+|chapters? \d+")
 
 
