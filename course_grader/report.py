@@ -177,6 +177,12 @@ def note_for_review(nb, text: str) -> None:
     nb.metadata.setdefault(_NOTES_KEY, []).append(text)
 
 
+def grader_metadata(nb) -> dict:
+    """The notebook metadata the grader itself put there (the sanitizing pass's notes), to be kept
+    when the rest of the notebook's metadata is replaced by the instructor's."""
+    return {_NOTES_KEY: nb.metadata[_NOTES_KEY]} if _NOTES_KEY in nb.metadata else {}
+
+
 def take_notes_for_review(nb) -> list[str]:
     """The sanitizing pass's flags (:func:`note_for_review`); every grading note the submission wrote is dropped."""
     notes = nb.metadata.pop(_NOTES_KEY, [])

@@ -34,7 +34,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
-from .. import hidden_tests, sandbox
+from .. import hidden_tests, instructor_cells, sandbox
 from ..cells import KERNEL_DIED, NOT_RUN, TIME_LIMIT, error_output, has_error
 from ..report import GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
@@ -271,14 +271,34 @@ class BoundedExecute(Execute):
                             f"files the code cannot read in the sandbox (beyond its "
                             f"{sandbox.limits_from_env()['tmp_mb'] // 2} MiB for handed-in files): "
                             + ", ".join(left_out[:5]) + (" ..." if len(left_out) > 5 else ""))
+        self._restore_instructor_cells(nb, report)
         withheld = hidden_tests.withhold_hidden_tests(nb, report, self.config)
+        self._ran: set[int] = set()
         try:
             self._execute_all()
         finally:
             for index, source in withheld.items():   # the instructor sees the whole test
                 self.nb.cells[index].source = source
+        for index in instructor_cells.fail_tests_not_run(
+                self.nb, self._ran, "this test cell was not run, so it scores 0 (the assignment's notebook "
+                                    f"tags it {self.skip_cells_with_tag!r}: a test that does not run never passes)"):
+            self._event(index, "not_run", "a test cell that the instructor's notebook does not run scores 0")
         self.set_widgets_metadata()
         return self.nb, self.resources
+
+    def _restore_instructor_cells(self, nb, report: GradingReport) -> None:
+        """Every cell with one of the assignment's nbgrader ids, and the notebook's metadata, as the
+        instructor wrote them (:mod:`course_grader.instructor_cells`): nothing a submission says
+        decides whether or how a cell of the instructor's runs."""
+        names = (self.resources or {}).get("nbgrader", {})
+        if not names.get("db_url"):
+            return           # not autograding a submission (nbgrader's gradebook holds the assignment)
+        released = instructor_cells.from_gradebook(names["db_url"], names["notebook"], names["assignment"])
+        source = instructor_cells.read_source(
+            hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"]))
+        flag = instructor_cells.restore(nb, released, source).flag()
+        if flag:
+            report.flag(flag)
 
     def _execute_all(self):
         """Run every code cell, restarting a dead or hung kernel, within the notebook's limits."""
@@ -299,6 +319,8 @@ class BoundedExecute(Execute):
                         if self._deadline - monotonic() < 1:
                             raise _OutOfTime
                         self._start_cell(index)
+                        if self.skip_cells_with_tag not in self.nb.cells[index].metadata.get("tags", []):
+                            self._ran.add(index)                  # (nbclient skips a tagged cell)
                         self.preprocess_cell(self.nb.cells[index], self.resources, index)
                         pending.pop(0)
                         done.append(index)
