@@ -200,26 +200,35 @@ def fail_unsettled(nb, report) -> None:
 # What a failed hidden test may say
 # ---------------------------------------------------------------------------
 
-def hidden_failure_message(error: BaseException, sources: dict) -> str:
-    """What the feedback may say about a hidden test that failed: the grader's words and the test's own.
+#: Where a failure happened whose message may only be the grader's words: a hidden test
+IN_HIDDEN = "a hidden test"
+#: ... or a visible test that ran after hidden ones (the student's process held hidden inputs)
+AFTER_HIDDEN = "a test run after hidden tests"
 
-    Never anything the student's process returned, printed or raised (its
-    text, the shape or value of a result: a student can make those encode the
-    hidden inputs), and never anything computed from the hidden inputs.  What
-    is said: what went wrong, in the grader's words (the exception's type, a
-    refused reply, an object that is not plain data), and the test's declared
-    description -- the literal text of the failing ``assert``'s message or of
-    the check's description argument, read from the test's source
-    (``sources``: file name -> source of the test and setup cells), with every
-    ``{field}`` left out as "…".
+
+def hidden_failure_message(error: BaseException, sources: dict, where: str = IN_HIDDEN) -> str:
+    """What the feedback may say about a test that failed once the student's process held hidden inputs.
+
+    ``where``: :data:`IN_HIDDEN` (a hidden test), or :data:`AFTER_HIDDEN` (a visible test the
+    re-check ran after a hidden one).  Never anything the student's process returned, printed
+    or raised (its text, the name of the exception it chose, the shape or value of a result: a
+    student can make those encode the hidden inputs), and never anything computed from the
+    hidden inputs.  What is said: what went wrong, in the grader's words (the student's code
+    raised an exception, or NotImplementedError, the stub of an answer not written yet; the
+    grader's own check failed; a refused reply; an object that is not plain data),
+    and the test's declared description -- the literal text of the failing ``assert``'s message
+    or of the check's description argument, read from the test's source (``sources``: file name
+    -> source of the test and setup cells), with every ``{field}`` left out as "…".
     """
     if getattr(error, student_process.FROM_STUDENT, None):
-        # the built-in type it was rebuilt as: the student's own class name is their text too
-        what = f"your code raised {type(error).__name__} during a hidden test"
+        # Not the type it was rebuilt as (the student picks it, and a name can be a code), only
+        # whether it is the exercise's stub: NotImplementedError, what nbgrader leaves to replace.
+        raised = "NotImplementedError" if isinstance(error, NotImplementedError) else "an exception"
+        what = f"your code raised {raised} during {where}"
     elif isinstance(error, (student_process.StudentProcessError, student_process.NotPlainData)):   # messages made of the grader's words
-        what = f"{error} (in a hidden test)"
+        what = f"{error} (in {where})"
     else:
-        what = f"{type(error).__name__} in a hidden test"
+        what = f"{type(error).__name__} in {where}"
     said = []
     for filename, line in _trusted_lines(error, sources):
         text = declared_description(sources[filename], line)

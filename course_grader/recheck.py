@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from . import instructor_code, mistakes
 from . import limits as default_limits
-from .hidden_tests import ReferenceUnavailable, hidden_failure_message
+from .hidden_tests import AFTER_HIDDEN, ReferenceUnavailable, hidden_failure_message
 from .student_process import StudentProcess, StudentProcessError, StudentTimeout, TransportError
 from .written_files import WrittenFiles
 
@@ -111,6 +111,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     imported: dict | None = None
     quiet = io.StringIO()
     written = WrittenFiles(workdir)
+    tainted = False      # whether the student's process has been sent a hidden test's inputs
     try:
         with instructor_code.working_directory(workdir), contextlib.redirect_stdout(quiet), \
                 contextlib.redirect_stderr(quiet), warnings.catch_warnings(), \
@@ -134,6 +135,9 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         process.advance(cell.visible_source(), min(deadline, time.monotonic() + cell_timeout))
                 if cell.index not in tests_to_check:
                     continue
+                # From the first hidden test on, the student's process holds hidden inputs: nothing it
+                # says (messages, file names, printed text) reaches a failure's message verbatim.
+                tainted = tainted or bool(cell.hidden)
                 if remaining <= 0:
                     failures[cell.index] = "the budget was spent before this test could run"
                     out_of_time.add(cell.index)
@@ -173,6 +177,9 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                         if found:
                             diagnoses[cell.index] = [m.name for m in found]
                             failures[cell.index] += "\n" + mistakes.feedback(found)
+                    elif tainted:       # a visible test after hidden ones: the grader's words only
+                        failures[cell.index] = hidden_failure_message(
+                            error, dict(sources, **{filename: cell.source}), AFTER_HIDDEN)
                     else:
                         failures[cell.index] = f"{type(error).__name__}: {error}"[:1000]
                     if isinstance(error, StudentProcessError):
@@ -209,16 +216,21 @@ def ipython_names(source: str) -> set[str]:
 
 
 def _bring_written_files(process: StudentProcess, written: WrittenFiles, index: int, deadline: float) -> None:
-    """The files the student's code has written so far, beside the tests (as in the notebook)."""
+    """The files the student's code has written so far, beside the tests (as in the notebook).
+
+    What goes wrong is said in the grader's words only: a file's name, and the student's process's
+    own account of a failure, are the student's text (they can carry a hidden test's inputs)."""
     try:
         refused = written.apply(*process.changed_files(deadline))
     except StudentProcessError:
         raise
-    except Exception as error:  # noqa: BLE001 - e.g. too large: a test that reads them fails, as it would
-        process.events.append((index, f"the files the student's code wrote were not brought over ({error})"))
+    except Exception:  # noqa: BLE001 - e.g. too large: a test that reads them fails, as it would
+        process.events.append((index, "the files the student's code wrote were not brought over beside the "
+                                      "tests (its process did not send them, or they could not be written)"))
         return
     if refused:
-        process.events.append((index, f"files not brought over (outside the folder): {', '.join(refused)[:300]}"))
+        process.events.append((index, f"{len(refused)} file{'s' if len(refused) > 1 else ''} the student's code "
+                                      "wrote were not brought over beside the tests (outside its folder)"))
 
 
 def _import_given(given_imports: dict) -> dict:

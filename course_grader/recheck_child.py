@@ -90,8 +90,11 @@ def changed_files(seen: dict, arrays: list) -> dict:
     for path, info in sorted(now.items()):
         if seen.get(path) == info:
             continue
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES - total + 1)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES - total + 1)
+        except OSError:      # a file the code made unreadable: the tests do not get it
+            continue
         total += len(data)
         if total > MAX_FILE_BYTES:
             raise ValueError(f"the files your code wrote are larger than {MAX_FILE_BYTES // 2 ** 20} MiB in all")
