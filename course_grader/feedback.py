@@ -30,6 +30,7 @@ import functools
 import re
 import secrets
 from collections import OrderedDict
+from html import unescape as unescape_html
 from pathlib import Path
 
 from jinja2 import pass_context
@@ -41,13 +42,70 @@ from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import GetGrades
 
 
-class SafeLinksRenderer(IPythonRenderer):
-    """nbconvert's Markdown renderer with mistune's URL check on, for an allow-list of schemes."""
+#: What a refused URL becomes (mistune's word for it): a link to nowhere in the page
+HARMFUL_LINK = "#harmful-link"
+#: Schemes a link may have; an image may only be embedded (:data:`IMAGE_DATA`) or relative
+LINK_SCHEMES = ("http", "https", "mailto")
+IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif|webp)[;,]")
+_SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
+#: Attributes whose value a browser follows or loads as a URL (HTML, SVG, MathML)
+URL_ATTRIBUTES = frozenset({"href", "src", "xlink:href", "action", "formaction", "srcset", "poster", "background",
+                            "data", "codebase", "cite", "longdesc", "usemap", "manifest", "lowsrc", "dynsrc", "ping"})
+#: Tags whose URL attribute the browser loads as the page opens (an image's source)
+LOADED_TAGS = frozenset({"img", "image", "input", "video", "audio", "source", "track", "embed", "object", "iframe"})
 
-    SAFE_PROTOCOLS = ("http:", "https:", "mailto:")
+
+def browser_url(value: str) -> str:
+    """``value`` as the URL standard reads it before its scheme: C0 controls and spaces at either
+    end gone, tabs and new lines anywhere gone, lower case."""
+    return re.sub(r"[\t\n\r]", "", str(value)).strip("".join(map(chr, range(33)))).lower()
+
+
+def url_allowed(value: str, loaded: bool = False) -> bool:
+    """Whether a URL in the feedback page may stay: the page must stay inert and offline.
+
+    Links (``loaded`` False) may be http, https, mailto or relative; what the browser loads as the
+    page opens (an image's source: ``loaded`` True) only an embedded picture
+    (``data:image/png``, ``jpeg``, ``gif`` or ``webp``) or a relative URL.  A network-path
+    reference (``//host/path``, and the backslash spellings a browser reads as one) is not relative:
+    it names another host, with the page's own scheme.
+    """
+    url = browser_url(value)
+    if len(url) >= 2 and url[0] in "/\\" and url[1] in "/\\":
+        return False
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return True
+    if loaded:
+        return bool(IMAGE_DATA.match(url))
+    return scheme.group(1) in LINK_SCHEMES
+
+
+class SafeLinksRenderer(IPythonRenderer):
+    """nbconvert's Markdown renderer with mistune's URL check on, for an allow-list of schemes
+    (:func:`url_allowed`: no network-path links, images only embedded or relative)."""
+
+    SAFE_PROTOCOLS = tuple(f"{scheme}:" for scheme in LINK_SCHEMES)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs, allow_harmful_protocols=False)
+
+    def sanitize_url(self, url: str) -> str:
+        """A link's URL (images have their own check, in :meth:`image`)."""
+        return super().sanitize_url(url) if url_allowed(url) else HARMFUL_LINK
+
+    def image(self, text: str, url: str, title=None) -> str:
+        """mistune's image, its source embedded as nbconvert embeds it, then checked as the page loads it."""
+        from mistune.util import striptags
+
+        try:
+            source = self._embed_image_or_attachment(url)
+        except Exception:  # noqa: BLE001 - a missing attachment: no picture, not a failed page
+            source = HARMFUL_LINK
+        attributes = {"src": source if url_allowed(source, loaded=True) else HARMFUL_LINK, "alt": striptags(text)}
+        if title:
+            attributes["title"] = title
+        return "<img" + self.render_attrs(attributes) + " />"
 
 
 class SafeLinksExporter(HTMLExporter):
@@ -116,13 +174,35 @@ def safe_output_metadata(metadata: dict) -> dict:
 
 
 class SanitizeSubmission(SanitizeHTML):
-    """SanitizeHTML, and output metadata that cannot add to the markup (see the module's docstring)."""
+    """SanitizeHTML, and output metadata that cannot add to the markup (see the module's docstring);
+    a URL attribute bleach keeps must also pass :func:`url_allowed` (bleach takes a network-path
+    reference, ``//host/path``, for a relative URL)."""
 
     def sanitize_code_outputs(self, outputs):
         for output in outputs:
             if "metadata" in output:
                 output["metadata"] = safe_output_metadata(output["metadata"])
         return super().sanitize_code_outputs(outputs)
+
+    def sanitize_html_tags(self, html_str):
+        from bleach.sanitizer import attribute_filter_factory
+
+        configured = self.attributes
+        allowed = attribute_filter_factory(configured)
+
+        def attribute_filter(tag, name, value):
+            if not allowed(tag, name, value):
+                return False
+            value = unescape_html(value)      # bleach hands the value over with its character references
+            if name == "srcset" or name == "ping":      # lists of URLs
+                return all(url_allowed(part.split()[0], loaded=True) for part in value.split(",") if part.split())
+            return name not in URL_ATTRIBUTES or url_allowed(value, loaded=tag in LOADED_TAGS)
+
+        self.attributes = attribute_filter
+        try:
+            return super().sanitize_html_tags(html_str)
+        finally:
+            self.attributes = configured
 
 
 # ---------------------------------------------------------------------------
@@ -250,11 +330,25 @@ class FeedbackExporter(SafeLinksExporter):
         self.register_filter("filter_data_type", WidgetsDataTypeFilter(
             notebook_metadata=self._nb_metadata, parent=self, resources=resources))
         html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
-        html = alt_for_images(html)
+        html = visible_control_characters(alt_for_images(html))
         if marker is not None:
             resources["mathjax_script"] = mathjax_script()
             html = html.replace(marker, resources["mathjax_script"], 1)
         return html, resources
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible_control_characters(html: str) -> str:
+    """``html`` with every control character but tab and the new lines shown as a symbol for it
+    (ESC as ␛, U+241B): a submission's raw escape codes, which nbconvert's ANSI filter leaves where
+    they make no colour, are text in the page, never bytes a terminal or a tool would act on."""
+    def symbol(match):
+        code = ord(match.group(0))
+        return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+    return _CONTROL.sub(symbol, html)
 
 
 #: What nbconvert's HTMLExporter says of an image that has no alt text

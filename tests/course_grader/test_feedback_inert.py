@@ -9,6 +9,12 @@ correct code, so that the attacks cost nothing and the pages are complete):
   lines and control characters, and an image output's metadata tries to add an
   attribute of its own.  The feedback page may keep http(s), mailto and
   relative links only (and data:image/... for images).
+* **Network loads and raw control bytes.**  Network-path references
+  (``//host/path``, and the backslash spellings a browser reads alike) in
+  Markdown links, images and raw HTML, remote images, and ESC and other
+  control bytes in Markdown and in printed output: the page loads nothing from
+  the network when it is opened, keeps no link to another host but an
+  explicit http(s) or mailto one, and holds no control byte.
 * **Forged grading notes.**  Notebook and cell metadata carry ``grading_notes``
   and flags of the submission's own: the report, the notes cell and the
   gradebook's flag come from the grader alone.
@@ -93,6 +99,28 @@ MARKDOWN_ATTACKS = {
     "math-href": f'<math href="javascript:{SCRIPT}"><mi>{MARK}</mi></math>',
 }
 
+# Each a way to load from, or link to, another host than through an explicit http(s) link.
+NETWORK_ATTACKS = {
+    "net-link": "[net](//evil.example/NET-link)",
+    "net-backslash": r"[net](\\\\evil.example\\NET-backslash)",     # two backslashes, escaped
+    "net-mixed": "[net](/\\evil.example/NET-mixed)",
+    "net-space": "[net](< //evil.example/NET-space>)",
+    "net-reference": "[net][n]\n\n[n]: //evil.example/NET-reference",
+    "net-image": "![net](//evil.example/NET-image.png)",
+    "remote-image": "![remote](https://evil.example/NET-remote.png)",
+    "html-net-link": '<a href="//evil.example/NET-html">net</a>',
+    "html-net-entity": '<a href="&#47;&#47;evil.example/NET-entity">net</a>',
+    "html-net-tab": '<a href="/\t/evil.example/NET-tab">net</a>',
+}
+HONEST_LINKS = {"honest-https": "[fine](https://example.org/HONEST-https)", "honest-relative": "[fine](notes.html)",
+                "honest-anchor": "[fine](#softmax_visible)"}
+CONTROL_BYTES = "\x1b]0;CONTROL title\x07 \x1b[2K\x1b[1A \x00\x08\x7f\x9b"
+CONTROL_OUTPUT = f"""
+import sys
+print({CONTROL_BYTES!r})
+print({CONTROL_BYTES!r}, file=sys.stderr)
+"""
+
 _PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 OUTPUT_ATTACKS = f"""
 from IPython.display import HTML, Markdown, SVG, display
@@ -112,8 +140,10 @@ def _attacker():
     nb = copy.deepcopy(solved_notebook(A))
     target = cell(nb, "additive_attention")
     target.source += "\n\n" + textwrap.dedent(OUTPUT_ATTACKS).strip() + "\n"
-    for name, markdown in MARKDOWN_ATTACKS.items():
+    target.source += textwrap.dedent(CONTROL_OUTPUT)
+    for name, markdown in {**MARKDOWN_ATTACKS, **NETWORK_ATTACKS, **HONEST_LINKS}.items():
         nb.cells.append(nbformat.v4.new_markdown_cell(f"{name}: {markdown}"))
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"control-markdown: {CONTROL_BYTES}"))
     return nb
 
 
@@ -161,6 +191,62 @@ def test_the_checker_sees_the_attacks():
     for markdown in ['<a href="https://example.org/a:b">', '<a href="#top">', '<a href="mailto:a@b.c">',
                      '<a href="javascript%3Ax">', '<img src="data:image/png;base64,AAAA">', '<a href="x/y.html">']:
         assert not active_content(markdown), markdown
+
+
+class NetworkURLs(HTMLParser):
+    """Every URL attribute that names another host than through an explicit http(s) or mailto link, or
+    that loads anything but an embedded picture or a relative file as the page opens."""
+
+    LOADED = {"img", "image", "input", "video", "audio", "source", "track", "embed", "object", "iframe"}
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name not in URL_ATTRIBUTES or not value:
+                continue
+            urls = [part.split()[0] for part in value.split(",") if part.split()] if name == "srcset" else [value]
+            for url in urls:
+                plain = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(33)))).lower()
+                network_path = len(plain) > 1 and plain[0] in "/\\" and plain[1] in "/\\"
+                scheme = re.match(r"([a-z][a-z0-9+.\-]*):", plain)
+                loads = tag in self.LOADED and scheme is not None and not SAFE_IMAGES.match(plain)
+                if network_path or loads:
+                    self.found.append(f"<{tag} {name}={url!r}>")
+
+    handle_startendtag = handle_starttag
+
+
+def network_urls(html: str) -> list[str]:
+    parser = NetworkURLs()
+    parser.feed(html)
+    return parser.found
+
+
+def test_the_checker_sees_network_urls():
+    for markup in ['<a href="//x">', '<a href="\\\\x">', '<a href=" /\\x">', '<a href="/&#9;/x">',
+                   '<img src="https://x/y.png">', '<img src="//x/y.png">']:
+        assert network_urls(markup), markup
+    for markup in ['<a href="https://x">', '<a href="/abs/path">', '<a href="#top">', '<img src="y.png">',
+                   '<img src="data:image/png;base64,AAAA">']:
+        assert not network_urls(markup), markup
+
+
+def test_feedback_loads_nothing_from_the_network_and_links_no_other_host_implicitly(report):
+    html = feedback_html(report, "attacker")
+    for name in NETWORK_ATTACKS:           # each reached the page, as text or a dead link
+        assert f"{name}:" in html, name
+    assert network_urls(html) == []
+    assert 'href="https://example.org/HONEST-https"' in html and 'href="notes.html"' in html
+
+
+def test_feedback_holds_no_control_byte(report):
+    html = feedback_html(report, "attacker")
+    assert "control-markdown:" in html and "CONTROL title" in html
+    assert re.findall(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", html) == []
+    assert "\u241b" in html             # ESC, shown as the symbol for it
 
 
 def test_feedback_has_no_live_script_url(report):
