@@ -37,6 +37,12 @@ SANDBOX = {
     "open_files": 512,       # RLIMIT_NOFILE
 }
 
+#: Questions one test may ask of the student's objects in the clean re-check (``len``, an item, an
+#: attribute, ``str``, the next value of a generator), each a round trip to the student's process:
+#: past this many the test fails, so that an object built to be asked for ever (an always-equal
+#: object whose every item is itself) costs a test a few seconds, not its whole time limit.
+OBJECT_QUESTIONS_PER_TEST = 10_000
+
 #: A grading kernel's sandbox gets the notebook's time plus this much CPU time, seconds.
 KERNEL_CPU_SLACK_SECONDS = 30
 #: ... and its supervisor this much wall-clock time beyond the notebook's deadline.

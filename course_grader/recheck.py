@@ -98,6 +98,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
     limits = dict(limits or {})
     limits.setdefault("wall_seconds", int(notebook_timeout) + default_limits.RECHECK_WALL_SLACK_SECONDS)
     process = StudentProcess(workdir, limits, slot, list(forbid))
+    process.budget_end = deadline       # an interrupted call gets no grace beyond the budget
     namespace: dict = dict(instructor_code.namespace("__main__"), __builtins__=builtins)
     failures: dict[int, str] = {}
     hidden_failures: set[int] = set()

@@ -32,6 +32,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import limits as limits_module
 from . import mistakes, sandbox
 from .recheck_protocol import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
 
@@ -92,6 +93,10 @@ def _exception_from(info) -> BaseException:
         error = RuntimeError(f"{info['type']}: {info['message']}")
     setattr(error, FROM_STUDENT, True)
     return error
+
+
+class TooManyQuestions(StudentProcessError):
+    """A test asked the student's objects more questions than one test may (the grader's words only)."""
 
 
 class TransportError(TypeError):
@@ -238,6 +243,8 @@ class StudentProcess:
         self.proc = None
         self._callbacks: dict[int, object] = {}
         self.call_deadline = 0.0   # set by the caller before a test cell runs
+        self.budget_end = float("inf")        # the submission's whole budget: no grace after it
+        self.questions_left = limits_module.OBJECT_QUESTIONS_PER_TEST   # reset for each test
         self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
         self.calls: list | None = None        # while a test runs: its calls of those (mistakes.Call)
         self._generators = weakref.WeakKeyDictionary()   # generator here -> the student's, as a Remote
@@ -375,13 +382,16 @@ class StudentProcess:
             try:
                 reply, reply_arrays = self._receive(deadline)
             except _Deadline:
-                if interrupted:
+                grace = interrupt_grace(time.monotonic(), self.budget_end)
+                if interrupted or grace is None:
                     self.kill()
                     raise StudentTimeout("the student's code did not stop after an interrupt; "
-                                         "its process was killed") from None
+                                         "its process was killed" if interrupted else
+                                         "the submission's time budget ran out; the student's process "
+                                         "was stopped") from None
                 self._signal(signal.SIGINT)
                 interrupted = True
-                deadline = time.monotonic() + 3
+                deadline = grace
                 continue
             if reply.get("op") == "callback":
                 self._serve_callback(reply, reply_arrays, deadline)
@@ -458,6 +468,12 @@ class StudentProcess:
     def request(self, op: str, target: Remote, *, args=(), kwargs=None, name=None):
         if target._generation != self.generation or not self.alive():
             raise StudentProcessError("the student's process died earlier in this test")
+        if op in ("getattr", "apply"):     # a question to one of the student's objects (calls are answers)
+            if self.questions_left <= 0:
+                raise TooManyQuestions(
+                    f"the test asked the student's objects more than {limits_module.OBJECT_QUESTIONS_PER_TEST:,} "
+                    "questions (lengths, items, attributes), the most one test may ask")
+            self.questions_left -= 1
         arrays: list = []
         header = {"op": op, "target": target._key}
         if op in ("call", "apply"):
@@ -491,8 +507,10 @@ class StudentProcess:
             self.calls.append(mistakes.Call(name, copy.deepcopy(tuple(args)), copy.deepcopy(kwargs), value))
 
     def start_recording(self) -> None:
-        """Record the calls of the assignment's functions from now on (see :meth:`_record`)."""
+        """A test begins: record the calls of the assignment's functions from now on (see
+        :meth:`_record`), and give it its questions to ask of the student's objects."""
         self.calls, self._recording_budget = [], mistakes.MAX_RECORDED_BYTES
+        self.questions_left = limits_module.OBJECT_QUESTIONS_PER_TEST
 
     def advance(self, source: str, deadline: float):
         """A test cell's turn: the student's shell numbers it and keeps its (visible) source in ``In``."""
@@ -546,6 +564,18 @@ class StudentProcess:
             described[name] = self._value({"value": data}, arrays, name)
         self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
         return described
+
+
+#: Seconds the student's code has to stop after an interrupt, before its process is killed
+INTERRUPT_GRACE_SECONDS = 3.0
+
+
+def interrupt_grace(now: float, budget_end: float) -> float | None:
+    """Until when an interrupted call may take to stop: a few seconds, never past the submission's
+    budget (``budget_end``); None when the budget has run out, and the process is stopped at once."""
+    if now >= budget_end:
+        return None
+    return min(now + INTERRUPT_GRACE_SECONDS, budget_end)
 
 
 def driving(remote: Remote):

@@ -331,3 +331,42 @@ def test_a_helper_of_a_setup_cell_or_an_earlier_test_sees_the_students_current_n
              Cell(5, "test", "check_triple()", "t2"), Cell(6, "test", "check_double()", "t3")]
     result = rerun(cells, ["double", "triple"], str(tmp_path), {2, 3, 5, 6}, cell_timeout=10, notebook_timeout=60)
     assert set(result.failures) == {6} and "double" in result.failures[6]   # the redefined double, not a stale one
+
+
+def test_an_object_built_to_be_asked_for_ever_costs_a_test_a_bounded_number_of_questions(tmp_path, monkeypatch):
+    """An always-equal object whose every item is itself: NumPy asks it for its length and items
+    without end, each a round trip.  A test may ask the student's objects so many questions, then
+    fails in the grader's words, and the next test gets as many again; an honest test that asks
+    fewer (a generator's values) is answered."""
+    from course_grader import limits, student_process
+
+    monkeypatch.setattr(limits, "OBJECT_QUESTIONS_PER_TEST", 300)
+    asked = []
+    original = student_process.StudentProcess._exchange
+
+    def counting(self, header, arrays, deadline):
+        asked.append(header["op"])
+        return original(self, header, arrays, deadline)
+
+    monkeypatch.setattr(student_process.StudentProcess, "_exchange", counting)
+    code = ("class Always:\n    def __eq__(self, other):\n        return True\n"
+            "    def __len__(self):\n        return 64\n    def __getitem__(self, i):\n        return self\n"
+            "def answer(x):\n    return Always()\n"
+            "def squares(n):\n    for i in range(n):\n        yield i * i")
+    tests = ["check(answer(1), [1.0])", "check(answer(2), [2.0])",
+             "assert list(squares(250)) == [i * i for i in range(250)]"]
+    failures, _ = verdicts([code], tests, ["answer", "squares"], tmp_path, cell_timeout=60)
+    for failure in failures[:2]:
+        assert failure.startswith("TooManyQuestions: the test asked the student's objects more than 300"), failure
+    assert failures[2] is None
+    questions = [op for op in asked if op in ("getattr", "apply")]
+    assert len(questions) <= 2 * 300 + 251      # each test stopped at its bound; the honest one asked its own
+
+
+def test_an_interrupted_call_gets_no_grace_beyond_the_submission_s_budget():
+    from course_grader.student_process import INTERRUPT_GRACE_SECONDS, interrupt_grace
+
+    assert interrupt_grace(100.0, 1000.0) == 100.0 + INTERRUPT_GRACE_SECONDS
+    assert interrupt_grace(100.0, 101.0) == 101.0       # what is left of the budget, no more
+    assert interrupt_grace(100.0, 100.0) is None        # none left: the process is stopped at once
+    assert interrupt_grace(100.0, 99.0) is None
