@@ -67,8 +67,10 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     if python is not None:   # checked before anything is written; the workers' kernels inherit it
         os.environ[variable] = sandbox.check_students_python(python)
     try:
-        return _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path, quiet,
-                      config_file, secret_seed, course, shard, course_config)
+        # Sandbox user ids of this run's own: another run on this machine never shares them (sandbox.UidBlock)
+        with sandbox.UidBlock.reserve():
+            return _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path,
+                          quiet, config_file, secret_seed, course, shard, course_config)
     finally:
         if previous is None:
             os.environ.pop(variable, None)

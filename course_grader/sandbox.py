@@ -26,7 +26,8 @@ What the sandbox does, on Linux, run as root (how the grading runs here and in C
    there vanishes with the sandbox.  Nothing else exists: not the
    repository (so not ``solutions/``), not the course directory (so not the
    gradebook, other submissions or feedback).
-3. The code runs as an **unprivileged user** (uid ``64000 + slot``, no groups,
+3. The code runs as an **unprivileged user** (uid ``64000 + 100 * block + slot``: each grading run
+   reserves a block of its own, :class:`UidBlock`; no groups,
    ``no_new_privs``), with a **seccomp filter** that refuses the kernel's keyrings
    (per user id and in no namespace: one submission could leave a key for the
    next), under **resource limits**: address space (memory), CPU time,
@@ -168,10 +169,104 @@ def limits_from_env(overrides: dict | None = None) -> dict:
     return limits
 
 
+# ---------------------------------------------------------------------------
+# Whose user ids: each grading run its own
+# ---------------------------------------------------------------------------
+#
+# A sandbox runs as an unprivileged user, one per worker (its slot), so that one worker's programs
+# cannot signal or outlast another's, and so that RLIMIT_NPROC, which the kernel counts per real user
+# id across the whole machine (namespaces do not separate it), holds one worker's processes only.  Two
+# grading runs on one machine (two instructors, two assignments, a run and a test suite) must not share
+# them: one run's fork bomb would use up the other's process limit.  So each run reserves a block of ids
+# (an exclusive lock on a file per block, held as long as the run lives) and hands its base to the
+# processes it starts in the environment.
+
+#: Sandbox user ids per block: a run may have this many workers
+UIDS_PER_BLOCK = 100
+#: Blocks: ids 64000 to 65499, below nobody (65534) and the 16-bit (uid_t)-1 (65535)
+UID_BLOCKS = 15
+#: The environment variable that hands a run's first sandbox user id to the processes it starts
+UID_BASE_ENV = f"{ENV_PREFIX}_UID_BASE"
+_RESERVED: dict[int, int] = {}    # base -> the descriptor of its lock
+
+
+class UidBlock:
+    """A block of sandbox user ids that no other process on this machine holds (see the comment above).
+
+    ``with UidBlock.reserve():`` holds one for a grading run: the run's processes inherit its
+    base (:data:`UID_BASE_ENV`); on leaving, the environment is as it was and the block is free.
+    """
+
+    def __init__(self, base: int, fd: int):
+        self.base, self._fd = base, fd
+
+    @classmethod
+    def reserve(cls) -> "UidBlock":
+        import fcntl
+
+        folder = _uid_lock_folder()
+        for block in range(UID_BLOCKS):
+            fd = os.open(os.path.join(folder, f"block-{block}"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            base = BASE_UID + block * UIDS_PER_BLOCK
+            _RESERVED[base] = fd
+            return cls(base, fd)
+        raise SandboxUnavailable(f"{UID_BLOCKS} grading runs on this machine hold every block of the sandbox's "
+                                 f"user ids ({BASE_UID} to {BASE_UID + UID_BLOCKS * UIDS_PER_BLOCK - 1}); "
+                                 "grade when one of them has ended")
+
+    def release(self) -> None:
+        if _RESERVED.pop(self.base, None) is not None:
+            os.close(self._fd)      # the lock goes with its last descriptor
+
+    def __enter__(self) -> "UidBlock":
+        self._previous = os.environ.get(UID_BASE_ENV)
+        os.environ[UID_BASE_ENV] = str(self.base)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is None:
+            os.environ.pop(UID_BASE_ENV, None)
+        else:
+            os.environ[UID_BASE_ENV] = self._previous
+        self.release()
+
+
+def _uid_lock_folder() -> str:
+    """Where the blocks' lock files are: root's own (``/run``), or a folder of this user's."""
+    import tempfile
+
+    base = "/run" if os.geteuid() == 0 and os.access("/run", os.W_OK) else tempfile.gettempdir()
+    folder = os.path.join(base, f"course-grader-uids-{os.geteuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.lstat(folder).st_uid != os.geteuid() or not os.path.isdir(folder) or os.path.islink(folder):
+        raise SandboxUnavailable(f"{folder} is not a folder of this user's: the sandbox's user ids cannot be reserved")
+    return folder
+
+
+def uid_base() -> int:
+    """This process's first sandbox user id: its grading run's (inherited), else a block reserved now
+    for as long as this process lives (plain ``nbgrader autograde``, practice feedback, a test)."""
+    inherited = os.environ.get(UID_BASE_ENV)
+    if inherited:
+        return int(inherited)
+    if not _RESERVED:
+        os.environ[UID_BASE_ENV] = str(UidBlock.reserve().base)
+        return int(os.environ[UID_BASE_ENV])
+    return min(_RESERVED)
+
+
 def sandbox_uid(slot: int | None = None) -> int:
+    """The unprivileged user a sandbox of worker ``slot`` runs as: this run's base plus the slot."""
     if slot is None:
         slot = int(os.environ.get(f"{ENV_PREFIX}_SLOT", "0") or 0)
-    return BASE_UID + int(slot)
+    if not 0 <= int(slot) < UIDS_PER_BLOCK:
+        raise ValueError(f"worker slot {slot}: a grading run has at most {UIDS_PER_BLOCK} workers")
+    return uid_base() + int(slot)
 
 
 # ---------------------------------------------------------------------------
@@ -189,7 +284,7 @@ def command(argv: list[str], workdir: str, *, limits: dict | None = None, slot: 
         workdir: its working directory; a copy of this directory's files (minus
             ``exclude``) is what the program finds there.
         limits: see ``limits.SANDBOX``.
-        slot: picks the unprivileged uid (``64000 + slot``), one per parallel worker.
+        slot: picks the unprivileged uid (:func:`sandbox_uid`), one per parallel worker.
         share: directories shared read-write with the outside: ``(path outside, path inside)``.
         files: ``{path inside: content}`` small files created for the program.
         seal: files whose appearance means the program has started; the shared

@@ -62,7 +62,7 @@ def test_own_folder_is_a_private_copy_without_notebooks(workdir):
 
 def test_runs_as_an_unprivileged_user_without_groups(workdir):
     done = run("import os\nprint(os.getuid(), os.getgid(), os.getgroups())", workdir, slot=3)
-    uid = str(sandbox.BASE_UID + 3)
+    uid = str(sandbox.sandbox_uid(3))
     if ISOLATED:
         assert done.stdout.split()[:2] == [uid, uid] and "[]" in done.stdout
     else:

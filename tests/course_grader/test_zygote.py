@@ -55,7 +55,7 @@ def run(code, workdir, **options):
 
 
 def programs_of_the_slot():
-    return [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == sandbox.BASE_UID + SLOT]
+    return [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == sandbox.sandbox_uid(SLOT)]
 
 
 def test_the_program_is_forked_from_the_zygote(zygote, workdir):
@@ -101,7 +101,7 @@ def test_nothing_passes_from_one_program_to_the_next(zygote, workdir):
     assert seen["files"] == [] and not seen["environ"] and not seen["module"] and not seen["builtin"]
     assert seen["pi"] == pytest.approx(3.141592653589793)
     assert seen["processes"] == [seen["pid"]]                 # the first one's sleeper died with it
-    assert seen["uid"] == sandbox.BASE_UID + SLOT and seen["own_file"] == "released data"
+    assert seen["uid"] == sandbox.sandbox_uid(SLOT) and seen["own_file"] == "released data"
     # a fresh interpreter draws its own seeds: so does each forked program
     assert seen["draws"][0] != first_draws[0] and seen["draws"][1] != first_draws[1]
     assert not [p for p in programs_of_the_slot() if "sleep" in (p.name() or "")]
@@ -292,7 +292,7 @@ def test_a_grading_kernel_starts_from_the_zygote_without_a_launcher(zygote, work
                                                  output_hook=outputs.append, timeout=60)
             assert reply["content"]["status"] == "ok"
             assert [o["content"]["text"] for o in outputs if o["msg_type"] == "stream"] == [
-                f"{sandbox.BASE_UID + SLOT} released data\n"]
+                f"{sandbox.sandbox_uid(SLOT)} released data\n"]
             msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(60)")
             while True:       # interrupted once the cell runs, however long the kernel took to start it
                 message = await kc.get_iopub_msg(timeout=30)
