@@ -51,7 +51,7 @@ code a reader sees is the code the tests check against Keras.  By role:
   code, glued numbers, claims, plots.
 * :mod:`attention_course.seeding` -- the course seed (``ATTENTION_COURSE_SEED``).
 * :mod:`attention_course.cpu_code_paths` -- the variables that make NumPy, OpenBLAS,
-  oneDNN and XLA take another CPU's code paths (part of the cache keys).
+  oneDNN and XLA take another CPU's code paths (part of the chapters' keys).
 
 Importing the package changes nothing outside it.  TensorFlow's environment is
 set where a process starts: ``TF_CPP_MIN_LOG_LEVEL`` by the Makefile, the tests'

@@ -27,8 +27,9 @@ Before it runs the command, this script starts a probe with those variables
 and prints what each library reports (NumPy's dispatch for ``exp``, the
 OpenBLAS core, oneDNN's instruction set); it stops with an error if one of
 them did not take, rather than let a run pass for another CPU's that was not.
-The variables are part of the chapters' keys and of the trained models' keys
-(``attention_course.cpu_code_paths``), so nothing made without them is reused.
+The variables are part of the chapters' keys, and the run gets a model cache
+of its own beside the usual one (``attention_course.cpu_code_paths``), so
+nothing made without them is reused.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))   # the repository's package, even where another is installed
+from attention_course.cpu_code_paths import cache_for  # noqa: E402
 
 #: the settings of each CPU kind this script can stand in for
 PROFILES = {
@@ -132,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         print("[other_cpu] these settings did not take on this machine, so a run would not show "
               "another CPU's numerics:\n  - " + "\n  - ".join(found), file=sys.stderr)
         return 2
-    sys.stdout.flush()
-    return subprocess.call(command, env=os.environ | environment)
+    cache = cache_for(args.profile, os.environ.get("ATTENTION_COURSE_CACHE"))
+    print(f"[other_cpu] trained models are cached apart, in {cache}", flush=True)
+    return subprocess.call(command, env=os.environ | environment | {"ATTENTION_COURSE_CACHE": cache})
 
 
 if __name__ == "__main__":

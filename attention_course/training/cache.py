@@ -97,18 +97,12 @@ def write_atomically(folder: Path, write) -> None:
 
 
 def _library_versions() -> str:
-    """The versions of the libraries, which CPU kernels TensorFlow uses (oneDNN's or not),
-    and the CPU code paths the libraries were told to take, where any was
-    (:mod:`attention_course.cpu_code_paths`)."""
+    """The versions of the libraries, and which CPU kernels TensorFlow uses (oneDNN's or not)."""
     import keras
     import tensorflow
 
-    from ..cpu_code_paths import code_path_settings
-
     kernels = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default")
-    versions = f"{keras.__version__} {tensorflow.__version__} {np.__version__} oneDNN={kernels}"
-    paths = code_path_settings()
-    return versions + "".join(f" {name}={value}" for name, value in sorted(paths.items()))
+    return f"{keras.__version__} {tensorflow.__version__} {np.__version__} oneDNN={kernels}"
 
 
 class _ContentHasher:

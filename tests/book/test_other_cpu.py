@@ -78,20 +78,23 @@ def test_a_setting_that_did_not_take_stops_the_run_before_the_command():
     assert any("Unknown flags" in p for p in other_cpu.problems(broken, AVX2["expect"]))
 
 
-def test_nothing_made_without_the_settings_is_reused_with_them(monkeypatch):
-    """Every variable a profile sets is in the chapters' keys and the trained models' keys."""
-    from attention_course.training import cache
-
+def test_nothing_made_without_the_settings_is_reused_with_them(monkeypatch, tmp_path, capfd):
+    """Every variable a profile sets is in the chapters' keys, and the run caches its
+    trained models in a folder of its own."""
     assert set(AVX2["environment"]) <= set(CODE_PATH_VARIABLES)
     for name in CODE_PATH_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    plain_chapter, plain_model = build_book.keyed_environment(), cache._library_versions()
+    plain = build_book.keyed_environment()
+    assert plain == {"ATTENTION_COURSE_SEED": plain["ATTENTION_COURSE_SEED"]}   # the keys of before
     for name, value in AVX2["environment"].items():
         monkeypatch.setenv(name, value)
         assert build_book.keyed_environment()[name] == value
-        assert f"{name}={value}" in cache._library_versions()
-    assert plain_chapter == {"ATTENTION_COURSE_SEED": plain_chapter["ATTENTION_COURSE_SEED"]}
-    assert "=" not in plain_model.split("oneDNN=")[1]   # unset: the model keys of before
+
+    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path / "course_cache"))
+    code = other_cpu.main(["avx2", "--", sys.executable, "-c",
+                           "import os; print('cache:', os.environ['ATTENTION_COURSE_CACHE'])"])
+    assert code == 0
+    assert f"cache: {tmp_path / 'course_cache-avx2'}\n" in capfd.readouterr().out
 
 
 def test_make_runs_the_build_and_the_tests_through_the_profile_only_when_asked():
