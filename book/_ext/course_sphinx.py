@@ -435,11 +435,16 @@ def mark_failed_page(app: Sphinx, doctree: nodes.document) -> None:
         return
     where = f"the code cell at line {record.get('line')} of its source" if record.get("line") \
         else "a code cell"
+    error = (record.get("error") or "").strip()
+    last_line = error.splitlines()[-1] if error else "(no message)"
     box = nodes.error()
     box += nodes.paragraph(text=(
         f"This page did not build: {where} failed, so the outputs below stop there and the "
-        "cells after it were not run. The error:"))
-    box += nodes.literal_block(text=record.get("error") or "(no message)")
+        "cells after it were not run."))
+    box += nodes.paragraph("", "", nodes.strong(text=last_line))
+    if error and error != last_line:
+        box += nodes.paragraph(text="The traceback:")
+        box += nodes.literal_block(text=error)
     if record.get("source"):
         box += nodes.paragraph(text="The cell:")
         box += nodes.literal_block(text=record["source"], language="ipython3")
