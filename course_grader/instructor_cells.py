@@ -43,8 +43,9 @@ from .cells import NOT_RUN, SKIP_TAG, error_output, grade_id, is_test
 #: Tags nbclient reads to decide whether and how a cell runs: a change to one of these on an
 #: instructor's cell is tampering, not a slip of an editor, and flags the submission.
 EXECUTION_TAGS = frozenset({SKIP_TAG, "raises-exception"})
-#: nbgrader's flags of a cell: what it is graded as.
-NBGRADER_FLAGS = ("grade", "solution", "locked", "task")
+#: nbgrader's flags of a cell that say what it is graded as.  (``locked`` is not one: nbgrader reads a
+#: graded cell as locked whatever it says, and OverwriteCells puts any other cell's back.)
+NBGRADER_FLAGS = ("grade", "solution", "task")
 #: Notebook metadata of the source notebook that is the instructor's editor's, not the notebook's.
 EDITOR_METADATA = frozenset({"celltoolbar"})
 
