@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import re
 import shutil
@@ -241,34 +242,96 @@ def _stage_notebook(sub: Submission, path: str, name: str, release: Path, target
 
     destination = target / f"{name}.ipynb"
     try:
-        if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
-            raise ValueError(f"the file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
-        nb, repairs = read_repaired(Path(path))
-        kernel = nb.metadata.get("kernelspec", {})
-        if isinstance(kernel, dict) and kernel.get("name") not in (None, "python3", "python"):
-            sub.notes.append(f"{name}.ipynb declares the kernel {str(kernel.get('name'))[:40]!r}; "
-                             "it was run in the grading sandbox's Python kernel")
-        try:
-            nbformat.validate(nb)
-        except nbformat.ValidationError as error:
-            # nbgrader grades such a notebook (tools like papermill and jupytext can write one); so do we.
-            sub.notes.append(f"{name}.ipynb does not pass nbformat's validation "
-                             f"({str(error).splitlines()[0][:200]}); graded anyway")
-        if repairs:
-            sub.notes.append(f"{name}.ipynb repaired as Jupyter opens it: {'; '.join(repairs)}")
-            nbformat.write(nb, destination)
-        else:
-            shutil.copyfile(path, destination)   # byte for byte: an ordinary notebook is graded as handed in
-        return True
-    except Exception as error:  # noqa: BLE001 - any unreadable file is handled the same way
-        reason = f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
+        nb, repairs, notes = read_submission(Path(path))
+    except UnreadableNotebook as error:
         with contextlib.suppress(OSError):   # kept for the instructor
             shutil.copyfile(path, target / f".unreadable-{name}.ipynb")
         write_blank(release, destination, [
             "The file you handed in could not be read as a Jupyter notebook "
-            f"({reason}). It was graded as the unchanged exercise, which scores 0 points."])
-        sub.notes.append(f"unreadable notebook {name}.ipynb ({reason}); graded as the blank exercise")
+            f"({error}). It was graded as the unchanged exercise, which scores 0 points."])
+        sub.notes.append(f"unreadable notebook {name}.ipynb ({error}); graded as the blank exercise")
         return False
+    sub.notes += [f"{name}.ipynb {note}" for note in notes]
+    if repairs:
+        sub.notes.append(f"{name}.ipynb repaired as Jupyter opens it: {'; '.join(repairs)}")
+        nbformat.write(nb, destination)
+    else:
+        shutil.copyfile(path, destination)   # byte for byte: an ordinary notebook is graded as handed in
+    return True
+
+
+class UnreadableNotebook(ValueError):
+    """A file that cannot be graded as a notebook; the message says why, in a few words."""
+
+
+def read_submission(path: Path):
+    """``(notebook, repairs, notes)`` for a student's notebook file, or :class:`UnreadableNotebook`.
+
+    The one way a student's notebook is read, by grading and by practice feedback alike
+    (:mod:`course_grader.practice`), so that both give a notebook the same verdict:
+
+    * a file larger than :data:`MAX_NOTEBOOK_BYTES`, not JSON, not a notebook nbformat reads (``nbformat`` and
+      ``nbformat_minor`` whole numbers), or with a cell nbgrader cannot grade (no ``source``, an
+      unknown ``cell_type``, ``metadata`` that is not a mapping) is unreadable, and graded as the
+      blank exercise;
+    * slips Jupyter opens without a word are repaired (:func:`read_repaired`);
+    * ``notes`` say what the instructor should know: a kernel other than Python (the notebook
+      runs in the sandbox's Python kernel anyway), a failed strict validation (graded anyway, as
+      nbgrader grades it).
+    """
+    import nbformat
+
+    try:
+        if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
+            raise UnreadableNotebook(f"the file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
+        nb, repairs = read_repaired(Path(path))
+    except UnreadableNotebook:
+        raise
+    except Exception as error:  # noqa: BLE001 - any unreadable file is handled the same way
+        raise UnreadableNotebook(f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}")
+    notes = []
+    kernel = nb.metadata.get("kernelspec", {})
+    if isinstance(kernel, dict) and kernel.get("name") not in (None, "python3", "python"):
+        notes.append(f"declares the kernel {str(kernel.get('name'))[:40]!r}; "
+                     "it was run in the grading sandbox's Python kernel")
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as error:
+        # nbgrader grades such a notebook (tools like papermill and jupytext can write one); so do we.
+        notes.append(f"does not pass nbformat's validation ({str(error).splitlines()[0][:200]}); graded anyway")
+    return nb, repairs, notes
+
+
+#: The cell types nbformat 4 has
+CELL_TYPES = ("code", "markdown", "raw")
+
+
+def check_header(data) -> None:
+    """Raise :class:`UnreadableNotebook` unless ``data`` (a file's JSON) is a notebook whose format
+    nbformat can read: what would stop nbformat with a bare error, said in a few words."""
+    if not isinstance(data, dict):
+        raise UnreadableNotebook("the file is JSON, but not a notebook (not a mapping)")
+    for key in ("nbformat", "nbformat_minor"):
+        if type(data.get(key)) is not int:
+            raise UnreadableNotebook(f"its {key!r} is {str(data.get(key))[:20]!r}, not a whole number")
+    if data["nbformat"] not in (3, 4):
+        raise UnreadableNotebook(f"it is a notebook of nbformat {data['nbformat']}, which Jupyter no longer reads")
+
+
+def check_cells(nb) -> None:
+    """Raise :class:`UnreadableNotebook` unless every cell of ``nb`` (nbformat 4) is one nbgrader can
+    grade: a known type, source text, metadata that is a mapping."""
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        raise UnreadableNotebook("it has no list of cells")
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in CELL_TYPES:
+            raise UnreadableNotebook(f"cell {index} is not a code, Markdown or raw cell")
+        source = cell.get("source")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise UnreadableNotebook(f"cell {index} has no source text")
+        if not isinstance(cell.get("metadata", {}), dict):
+            raise UnreadableNotebook(f"cell {index}'s metadata is not a mapping")
 
 
 #: A cell id as nbformat 4.5 defines it.
@@ -297,11 +360,15 @@ def read_repaired(path: Path):
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
         repairs.append("a UTF-8 byte-order mark removed")
+    text = data.decode("utf-8")
+    raw = json.loads(text)
+    check_header(raw)
+    if raw["nbformat"] == 4:
+        check_cells(raw)         # before nbformat logs its own complaint about it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # nbformat warns about what validate() reports
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-    if not isinstance(nb.get("cells"), list):
-        raise ValueError("it has no list of cells")
+        nb = nbformat.reads(text, as_version=4)
+    check_cells(nb)              # (a notebook of format 3, as nbformat converts it)
     surrogates = 0
 
     def clean(value):

@@ -186,6 +186,25 @@ def prepare_assignment(config, course_dir: Path, assignment: str) -> dict[str, P
     return {name: course_dir / ".release" / assignment / f"{name}.ipynb" for name in names}
 
 
+def sanitized(nb, config, names: dict, log=None):
+    """``nb`` after the sanitizing pass of ``config``'s autograding (``Autograde.sanitize_preprocessors``),
+    run as nbgrader's ``autograde`` runs it: an nbconvert notebook exporter with those preprocessors,
+    the notebook checked against nbformat's schema once, after the last (as :func:`make_api` has it).
+    ``names`` is nbgrader's ``resources["nbgrader"]``: db_url, assignment, notebook, student.  Raises
+    what nbgrader would stop at.  ``log``: where the preprocessors' warnings go (default: nbconvert's).
+    """
+    import nbformat
+    from nbconvert.exporters import NotebookExporter
+
+    config = config.copy()
+    config.Exporter.optimistic_validation = True
+    exporter = NotebookExporter(config=config, **({"log": log} if log is not None else {}))
+    for preprocessor in config.Autograde.sanitize_preprocessors:
+        exporter.register_preprocessor(preprocessor)
+    output, _ = exporter.from_notebook_node(nb, resources={"nbgrader": dict(names)})
+    return nbformat.reads(output, as_version=4)
+
+
 def reuse_compiled_templates():
     """Feedback: nbgrader builds a new HTML exporter per student, which compiles nbconvert's
     Jinja templates again each time; keep their bytecode in memory for the worker's life.

@@ -159,23 +159,44 @@ def check(notebook: str | Path | None = None, *, quiet: bool = False) -> Practic
     return result
 
 
-def practice(path: Path) -> PracticeResult:
-    """Run the assignment's tests and catalogue on the notebook at ``path`` (see the module's docstring)."""
-    from . import sandbox
-    from .intake import MAX_FILES_BYTES, read_repaired
+#: Whose hidden-test inputs practice draws (with :data:`PRACTICE_SECRET`): practice's own
+PRACTICE_STUDENT = "practice"
 
-    if not Path(path).is_file():
+
+def practice(path: Path, *, student: str = PRACTICE_STUDENT) -> PracticeResult:
+    """Run the assignment's tests and catalogue on the notebook at ``path`` (see the module's docstring).
+
+    The notebook goes the way grading takes it, step for step, but for the kernel: read as
+    grading reads it (:func:`course_grader.intake.read_submission`: what grading cannot read
+    scores 0 here too), through the grading pipeline's sanitizing pass (nbgrader's and the
+    course's, on a gradebook of the assignment made for practice), its instructor's cells
+    restored (:mod:`course_grader.instructor_cells`), and every test re-checked as grading
+    re-checks it.  So each part gets the points grading would give it, hidden-test inputs aside
+    (drawn from the practice secret for ``student``).
+    """
+    from . import sandbox
+    from .intake import MAX_FILES_BYTES, UnreadableNotebook, read_submission
+
+    path = Path(path)
+    if not path.is_file():
         raise PracticeUnavailable(f"{path}: no such notebook (save it first)")
-    nb, _ = read_repaired(Path(path))
-    run = _run_tests(nb, Path(path))
-    parts, named = _parts(run.tests, run.points, run.verdicts)
+    course = _course()
+    try:
+        nb, _, _ = read_submission(path)
+    except UnreadableNotebook as error:
+        nb, unreadable = None, str(error)
+    else:
+        unreadable = ""
+    assignment, source_path = _assignment_of(nb, course.config, path, unreadable)
+    run = _run_tests(nb, path, course, assignment, source_path, student, unreadable)
+    parts, named = _parts(run)
     explanations = {m.name: m.explain for m in run.catalogue}
     missing = sandbox.missing_facilities()
     isolation = ("in the grading sandbox" if not missing and sandbox.mode() != "off" else
                  "with resource limits only: this machine does not allow the grading sandbox ("
                  + "; ".join(missing or [f"{sandbox.ENV_PREFIX}=off"]) + ")")
     return PracticeResult(
-        run.assignment, parts, [explanations[name] for name in named],
+        assignment, parts, [explanations[name] for name in named],
         checked=["every test, visible and hidden, with your functions in a separate, clean process "
                  f"({isolation})", "hidden-test inputs drawn from the practice secret, not your instructor's",
                  "the catalogue of common mistakes, on every hidden test that failed"],
@@ -185,75 +206,158 @@ def practice(path: Path) -> PracticeResult:
            if run.left_out else []))
 
 
-def _run_tests(nb, path: Path) -> SimpleNamespace:
+@dataclass
+class _Course:
+    """The course's grading configuration, and a scratch course directory holding practice's gradebook."""
+
+    config: object
+    scratch: tempfile.TemporaryDirectory     # the folder, removed with the process
+    gradebooks: dict = field(default_factory=dict)   # (assignment, source's mtime) -> gradebook URL
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.scratch.name)
+
+
+_COURSES: dict = {}
+
+
+def _course() -> _Course:
+    """The course practice runs for, set up once per process (reading the configuration takes seconds)."""
+    from .nbgrader_api import load_config, use_fast_alembic_head
+
+    folder = course_folder()
+    if folder not in _COURSES:
+        scratch = tempfile.TemporaryDirectory(prefix="practice-course-")
+        config = load_config(Path(scratch.name), config_file=folder / "nbgrader_config.py")
+        config.HiddenTests.secret = PRACTICE_SECRET
+        use_fast_alembic_head()
+        _COURSES[folder] = _Course(config, scratch)
+    return _COURSES[folder]
+
+
+def _gradebook(course: _Course, assignment: str, source_path: Path) -> str:
+    """The URL of a gradebook holding ``assignment``, as grading prepares it (once per version of it)."""
+    from .nbgrader_api import prepare_assignment
+
+    key = (assignment, source_path.stat().st_mtime_ns)
+    if key not in course.gradebooks:
+        prepare_assignment(course.config, course.folder, assignment)
+        course.gradebooks[key] = f"sqlite:///{course.folder / 'gradebook.db'}"
+    return course.gradebooks[key]
+
+
+def _run_tests(nb, path: Path, course: _Course, assignment: str, source_path: Path, student: str,
+               unreadable: str) -> SimpleNamespace:
     """Every test cell of ``nb`` re-run as grading re-runs it, with the practice secret.
 
-    Returns the assignment's name, its test cells (``index: cell``), their points, the
-    re-check's verdicts, its catalogue of mistakes and the files left out of the copy."""
-    from . import hidden_tests, instructor_code, mistakes, recheck
-    from .cells import is_skipped
-    from .intake import copy_student_files, read_repaired
-    from .nbgrader_api import load_config
-    from .preprocessors.clean_recheck import assignment_names, classify, setup_names
-    from .preprocessors.config import GradingLimits, GradingPolicy
+    Returns the test cells (``index: cell``), their points, the re-check's verdicts, the
+    catalogue of mistakes, the files left out of the copy, and why the notebook scores 0 as a
+    whole (``zero``: unreadable, or refused by the grading pipeline), if it does."""
+    from . import instructor_cells, mistakes
+    from .cells import grade_id, is_test
+    from .intake import copy_student_files
+    from .nbgrader_api import sanitized
+    from .preprocessors import CleanRecheck
+    from .preprocessors.config import GradingLimits
+    from .recheck import Verdicts
 
-    with tempfile.TemporaryDirectory(prefix="practice-course-") as scratch:
-        config = load_config(Path(scratch), config_file=course_folder() / "nbgrader_config.py")
-        config.HiddenTests.secret = PRACTICE_SECRET
-        assignment, source_path = _assignment_of(nb, config)
-        source_nb = read_repaired(source_path)[0]
-        meta = [(cell, cell.metadata.get("nbgrader", {})) for cell in source_nb.cells]
-        sources = {info["grade_id"]: SimpleNamespace(source=cell.source, locked=info.get("locked", False),
-                                                     cell_type=cell.cell_type)
-                   for cell, info in meta if info.get("grade_id")}
-        points = {info["grade_id"]: float(info.get("points", 0)) for cell, info in meta
-                  if info.get("grade") and not info.get("solution") and cell.cell_type == "code"}
-        cells = classify(nb, sources, set(points), hidden_tests.delimiters(config))
-        code = [(cell, info) for cell, info in meta if cell.cell_type == "code" and not is_skipped(cell)]
-        api, imports = assignment_names([cell.source for cell, info in code if info.get("solution")],
-                                        [cell.source for cell, info in code if not info], setup_names(cells),
-                                        instructor_code.local_modules(source_path.parent))
-        catalogue = mistakes.load_catalogue(source_path.parent)
-        limits = GradingLimits(config=config)
-        tests = {c.index: c for c in cells if c.kind == "test"}
+    config = course.config
+    names = {"db_url": _gradebook(course, assignment, source_path), "assignment": assignment,
+             "notebook": source_path.stem, "student": student}
+    released = instructor_cells.from_gradebook(names["db_url"], names["notebook"], assignment)
+    points = {gid: float(info["nbgrader"]["points"]) for gid, info in released.items()
+              if info["cell_type"] == "code" and info["nbgrader"]["grade"] and not info["nbgrader"]["solution"]}
+    catalogue = mistakes.load_catalogue(source_path.parent)
+    run = SimpleNamespace(assignment=assignment, tests={}, points=points, catalogue=catalogue, left_out=[],
+                          verdicts=Verdicts({}, []), zero=unreadable and (
+                              f"your notebook could not be read as a Jupyter notebook ({unreadable}): "
+                              "grading scores it as the unchanged exercise, 0 points"))
+    if run.zero:
+        return run
+    try:
+        nb = sanitized(nb, config, names, log=_quiet_log())
+    except Exception as error:  # noqa: BLE001 - what grading's nbgrader would refuse too
+        run.zero = (f"grading could not process your notebook ({type(error).__name__}: "
+                    f"{str(error).strip().splitlines()[-1][:200] if str(error).strip() else ''}): "
+                    "it would be graded as the unchanged exercise, 0 points")
+        return run
+    instructor_cells.restore(nb, released, instructor_cells.read_source(source_path))
+    checker = CleanRecheck(config=config)
+    checker.limits = GradingLimits(config=config)
+    cells, api, imports = checker._cells_and_api(nb, names)
+    run.tests = {c.index: c for c in cells if c.kind == "test"}
+    run.not_run = {grade_id(cell) for cell in nb.cells if is_test(cell) and cell.source.strip()} \
+        - {c.label for c in run.tests.values()}
+    with tempfile.TemporaryDirectory(prefix="practice-work-") as scratch:
         work = Path(scratch) / "work"      # the files beside the notebook, as a graded run gets them
         work.mkdir()
-        left_out = copy_student_files(path.parent, work)
-        verdicts = recheck.rerun(
-            cells, api, str(work), set(tests), limits={"memory_mb": limits.memory_mb},
-            cell_timeout=limits.cell_timeout, notebook_timeout=limits.notebook_timeout,
-            forbid=GradingPolicy(config=config).forbidden(assignment),
-            grader_names=hidden_tests.grader_names(config, assignment, source_path.stem, "practice"),
-            diagnoser=mistakes.Diagnoser(source_path, catalogue) if catalogue else None,
-            given_imports=imports, source_folder=source_path.parent)
-    return SimpleNamespace(assignment=assignment, tests=tests, points=points, verdicts=verdicts,
-                           catalogue=catalogue, left_out=left_out)
+        run.left_out = copy_student_files(path.parent, work)
+        run.verdicts = checker._rerun(cells, api, imports, str(work), set(run.tests), names,
+                                      float(checker.limits.notebook_timeout))
+    return run
 
 
-def _parts(tests: dict, points: dict, verdicts) -> tuple[list[Part], list[str]]:
-    """Each test cell's points and message (a test cell missing from the notebook scores 0), and the
-    catalogued mistakes named, in order, each once."""
-    parts, named = [], []
-    for index, cell in tests.items():
-        message = verdicts.failures.get(index) or (
-            f"could not be checked here ({verdicts.unverifiable[index]})" if index in verdicts.unverifiable else "")
-        if message and index in verdicts.diagnoses:   # the explanation is printed once, below the parts
+def _quiet_log():
+    """A logger that keeps nbgrader's warnings (a test cell's checksum "has changed!": it always has,
+    its hidden tests were cut out) out of the student's notebook."""
+    import logging
+
+    log = logging.getLogger("course_grader.practice.sanitizing")
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+        log.propagate = False
+    return log
+
+
+def _parts(run) -> tuple[list[Part], list[str]]:
+    """Each test cell's points and message, and the catalogued mistakes named, in order, each once.
+
+    As grading scores them: a test that failed, or that the notebook does not run, scores 0; a
+    hidden test the re-check cannot run scores 0; a visible one keeps the result the notebook's
+    own run gives it (here: its points, with a note)."""
+    if run.zero:
+        return [Part(name, 0.0, points, run.zero) for name, points in run.points.items()], []
+    verdicts, parts, named = run.verdicts, [], []
+    for index, cell in run.tests.items():
+        message = verdicts.failures.get(index, "")
+        if index in verdicts.diagnoses:   # the explanation is printed once, below the parts
             message = message.split("\n", 1)[0]
             named += [m for m in verdicts.diagnoses[index] if m not in named]
-        if message and message.startswith("NotImplementedError"):
+        if message.startswith("NotImplementedError"):
             message = "not written yet: the function still raises NotImplementedError"
-        parts.append(Part(cell.label, 0.0 if message else points[cell.label], points[cell.label], message or ""))
-    absent = sorted(set(points) - {cell.label for cell in tests.values()})
-    parts += [Part(name, 0.0, points[name], "this test cell is not in your notebook") for name in absent]
+        scored = not message
+        if index in verdicts.unverifiable:
+            if cell.hidden:
+                message, scored = f"could not be checked here ({verdicts.unverifiable[index]})", False
+            else:
+                message = (f"checked only by running the notebook (Kernel → Restart & Run All): "
+                           f"{verdicts.unverifiable[index]}")
+        parts.append(Part(cell.label, run.points[cell.label] if scored else 0.0, run.points[cell.label], message))
+    present = {cell.label for cell in run.tests.values()}
+    for name in run.points:
+        if name in present:
+            continue
+        why = ("the assignment's notebook does not run this test, so it scores 0" if name in run.not_run
+               else "this test cell is not in your notebook")
+        parts.append(Part(name, 0.0, run.points[name], why))
     return parts, named
 
 
-def _assignment_of(nb, config) -> tuple[str, Path]:
-    """The assignment whose source notebook shares the most test cells with ``nb`` (its file name may differ)."""
+def _assignment_of(nb, config, path: Path, unreadable: str = "") -> tuple[str, Path]:
+    """The assignment whose source notebook shares the most test cells with ``nb`` (its file name may
+    differ); for a notebook that cannot be read (``nb`` None), the one its file is named after."""
     import nbformat
 
     source_directory = Path(config.CourseDirectory.source_directory)
-    ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells} - {None}
+    if nb is None:
+        named = source_directory / path.stem / f"{path.stem}.ipynb"
+        if named.is_file():
+            return path.stem, named
+        raise PracticeUnavailable(f"{path.name} could not be read as a Jupyter notebook ({unreadable}); "
+                                  "grading would score it as the unchanged exercise, 0 points")
+    ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells
+           if isinstance(cell.metadata.get("nbgrader"), dict)} - {None}
     best, best_shared = None, 0
     for source in sorted(source_directory.glob("*/*.ipynb")):
         source_ids = {cell.metadata.get("nbgrader", {}).get("grade_id")

@@ -93,8 +93,9 @@ def shared_root(tmp_path_factory) -> Path:
 
 
 def graded_batch(tmp_path_factory, name: str, assignment: str, submissions: dict, limits=None,
-                 workers: int = 2) -> dict:
-    """Grade ``{student: notebook or raw bytes}`` once per session; returns the run's report plus paths."""
+                 workers: int = 2, secret_seed: str | None = None) -> dict:
+    """Grade ``{student: notebook or raw bytes}`` once per session; returns the run's report plus paths.
+    ``secret_seed``: the hidden tests' secret (default: a new one in the batch's course directory)."""
     from course_grader import grade
 
     root = shared_root(tmp_path_factory)
@@ -113,7 +114,7 @@ def graded_batch(tmp_path_factory, name: str, assignment: str, submissions: dict
                     write(content, path)
             report = grade.grade(inbox, assignment, folder / "course", workers=workers,
                                  limits=dict(LIMITS, **(limits or {})), quiet=True,
-                                 config_file=ROOT / "nbgrader_config.py")
+                                 config_file=ROOT / "nbgrader_config.py", secret_seed=secret_seed)
             report_file.write_text(json.dumps(report))
         report = json.loads(report_file.read_text())
     report["by_student"] = {r["student"]: r for r in report["results"]}
