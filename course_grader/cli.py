@@ -33,6 +33,7 @@ def print_summary(report: dict):
 
     results = report["results"]
     print(f"\n{report['assignment']}: {report['graded']} graded, {report['unreadable']} unreadable, "
+          + (f"{report['no_notebook']} with no notebook, " if report.get("no_notebook") else "") +
           f"{report['failed']} failed, " + (f"{report['not_graded']} not graded (stopped), "
                                             if report.get("not_graded") else "") +
           f"{report['flagged']} flagged, in {report['seconds']:.0f} s "
@@ -40,10 +41,13 @@ def print_summary(report: dict):
     width = max(len(terminal_text(r["student"])) for r in results)
     for r in results:   # everything quoted from a submission is escaped: it cannot forge a line
         line = f"  {terminal_text(r['student']):<{width}}  {score_line(r)}"
+        if r.get("handed_in"):
+            line += f"  from {terminal_text(r['handed_in'])}"
         if r.get("given_id"):
             line += f"  (in the collection: {terminal_text(r['given_id'])})"
         extra = r["notes"] + [f"flag: {f}" for f in r["flags"]] + r["events"]
         print(line + ("  -- " + terminal_text("; ".join(extra)) if extra else ""))
+    print_upload(report)
     waiting = sum(r.get("to_grade_by_hand", 0) for r in results)
     command = report.get("feedback_command") or f"nbgrader generate_feedback {report['assignment']} --force"
     if waiting:
@@ -53,6 +57,23 @@ def print_summary(report: dict):
     print(f"grades: {report['grades_csv']}")
     print(f"feedback: {report['course_dir']}/feedback/<student>/{report['assignment']}/")
     print(f"gradebook: {report['course_dir']}/gradebook.db (nbgrader formgrader and export work on it)")
+
+
+def print_upload(report: dict):
+    """What of the upload was not graded, each entry by its path and why; the rest counted."""
+    from .report import terminal_text
+
+    verdicts = report.get("upload") or {}
+    if not verdicts:
+        return
+    set_aside = [(path, verdict) for path, verdict in verdicts.items() if verdict.startswith("not graded")]
+    beside = sum(verdict.startswith("beside") for verdict in verdicts.values())
+    if set_aside:
+        print(f"not graded ({len(set_aside)} of the upload's {len(verdicts)} files and folders):")
+        for path, verdict in set_aside:
+            print(f"  {terminal_text(path)}: {terminal_text(verdict[len('not graded: '):])}")
+    print(f"the upload: {len(verdicts)} files and folders, {beside} of them beside their student's notebook; "
+          f"each one's verdict: {report['course_dir']}/grading-{report['assignment']}.json (upload)")
 
 
 def _course_options(parser):
@@ -141,6 +162,9 @@ def main(argv=None):
                         help="the secret hidden tests draw their inputs from (default: the file "
                              ".hidden-tests-secret in the course directory, created if missing; "
                              "give every shard of a run the same one)")
+    parser.add_argument("--new-secret", action="store_true",
+                        help="grade although the course directory's students of the assignment were graded with "
+                             "another hidden-test secret (without it, such a run stops before writing anything)")
     parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                         help="grade only the K-th of N slices of the students (the same slices on every "
                              "machine), into --course-dir; then `merge` the N course directories")
@@ -159,7 +183,7 @@ def main(argv=None):
         report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
                                args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
                                args.config, args.secret_seed, _course(args), args.shard, args.course_config,
-                               args.python)
+                               args.python, args.new_secret)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     except KeyboardInterrupt:

@@ -53,8 +53,11 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
           csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
           secret_seed: str | None = None, course: dict | None = None,
           shard: tuple[int, int] | None = None, course_config: Path | None = None,
-          python: str | None = None) -> dict:
+          python: str | None = None, new_secret: bool = False) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
+
+    ``new_secret``: grade even though the course directory's students of the assignment were graded
+    with another hidden-test secret (:func:`check_same_secret` stops the run otherwise).
 
     ``python``, the course environment's interpreter, runs the students'
     notebooks and the re-check's student process in the sandbox (default: the
@@ -70,7 +73,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
         # Sandbox user ids of this run's own: another run on this machine never shares them (sandbox.UidBlock)
         with sandbox.UidBlock.reserve():
             return _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path,
-                          quiet, config_file, secret_seed, course, shard, course_config)
+                          quiet, config_file, secret_seed, course, shard, course_config, new_secret)
     finally:
         if previous is None:
             os.environ.pop(variable, None)
@@ -79,7 +82,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
 
 
 def _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path, quiet,
-           config_file, secret_seed, course, shard, course_config) -> dict:
+           config_file, secret_seed, course, shard, course_config, new_secret=False) -> dict:
     """:func:`grade`, in the students' interpreter.
 
     ``shard=(k, n)`` grades only the k-th of n slices of the students (by a
@@ -117,29 +120,29 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     # Find the submissions before the gradebook (or the secret) is touched: nothing to grade, nothing changed.
     run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
     try:
-        submissions, warnings = find_submissions(Path(source), names, student_regex, run_dir)
+        submissions, warnings, account = find_submissions(Path(source), names, student_regex,
+                                                          run_dir / "upload", answers_in(config, assignment, names))
         for warning in warnings:
             say(f"warning: {terminal_text(warning)}")
-        if not submissions:
+        if not any(sub.notebooks for sub in submissions):
             shutil.rmtree(run_dir, ignore_errors=True)
             for folder in created:             # the folders this run made, now empty again
                 folder.rmdir()
             raise SystemExit(f"no notebooks of {assignment} ({', '.join(n + '.ipynb' for n in names)}) "
                              f"found in {source}")
         phase("find submissions")
+        # Another secret than the one the gradebook's students were graded with: said before anything is written.
+        secret, secret_file = this_runs_secret(config, course_dir, secret_seed)
+        check_same_secret(course_dir, assignment, secret, new_secret, say)
         say(sandbox.describe())
         say(describe_policy(config, assignment))
         self_test(course_dir)
-        if secret_seed:
-            config.HiddenTests.secret = secret_seed
-        elif not config.HiddenTests.get("secret"):
-            # read (or create) once here: the workers grade in shards of the course directory
-            secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
-            fresh = not secret_file.exists()
-            config.HiddenTests.secret = hidden_tests.read_or_create_secret(secret_file)
-            if fresh:
-                say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
-                    "and keep it to grade this term's submissions again")
+        if secret is None:     # read (or create) once here: the workers grade in shards of the course directory
+            secret = hidden_tests.read_or_create_secret(secret_file)
+            say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
+                "and keep it to grade this term's submissions again")
+        config.HiddenTests.secret = secret
+        record_secret(course_dir, assignment, secret)
         use_fast_alembic_head()
         phase("start-up (sandbox self-test, nbgrader configuration)")
         if shard is not None:
@@ -155,13 +158,15 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         results = run_workers(submissions, config, course_dir, run_dir, assignment, releases,
                               workers, feedback, quiet, phase) if submissions else {}
         for student, status in statuses.items():
-            if status == "unreadable" and results[student]["status"] == "graded":
-                results[student]["status"] = "unreadable"
+            if status in ("unreadable", "no notebook") and results[student]["status"] == "graded":
+                results[student]["status"] = status
         for sub in submissions:   # the id as the collection gave it, beside the safe one graded under
             if sub.given_id:
                 results[sub.student]["given_id"] = sub.given_id
+            results[sub.student]["handed_in"] = handed_in(sub)
         csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
-        export_csv(config, course_dir, assignment, csv_path)
+        export_csv(config, course_dir, assignment, csv_path,
+                   {sub.student: results[sub.student]["handed_in"] for sub in submissions})
         phase("export CSV")
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -177,6 +182,8 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),
         "failed": sum(r["status"] == "failed" for r in ordered),
         "not_graded": sum(r["status"] == "not graded" for r in ordered),   # grading was stopped
+        "no_notebook": sum(r["status"] == "no notebook" for r in ordered),  # nothing gradable handed in
+        "upload": account.verdicts,      # every file and folder of the upload: graded as whose, or why not
         "flagged": sum(bool(r["flags"]) for r in ordered), "phases_seconds": phases, "results": ordered,
         "student_ids": {s.student: s.given_id for s in submissions if s.given_id},
         "warnings": warnings,
@@ -188,17 +195,107 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     return report
 
 
+def secret_fingerprint(secret: str) -> str:
+    """A fingerprint of the hidden tests' secret that reveals nothing of it."""
+    import hashlib
+
+    return hashlib.sha256(b"course-grader secret\n" + str(secret).encode()).hexdigest()[:16]
+
+
 def fingerprints(config, assignment: str, notebooks: list[str]) -> dict[str, str]:
     """What a run graded with, as fingerprints that reveal nothing: the hidden tests' secret, and the
     assignment's source notebooks (its version).  ``merge`` refuses shards whose fingerprints differ."""
     import hashlib
 
-    secret = hashlib.sha256(b"course-grader secret\n" + str(config.HiddenTests.secret).encode()).hexdigest()
     source = hashlib.sha256()
     for name in sorted(notebooks):
         source.update(name.encode() + b"\n")
         source.update(hidden_tests.source_notebook(config, assignment, name).read_bytes())
-    return {"secret": secret[:16], "source": source.hexdigest()[:16]}
+    return {"secret": secret_fingerprint(config.HiddenTests.secret), "source": source.hexdigest()[:16]}
+
+
+#: The course directory's record of the secret each assignment was graded with (fingerprints only)
+SECRETS_RECORD = ".hidden-tests-fingerprints.json"
+
+
+def this_runs_secret(config, course_dir: Path, secret_seed: str | None) -> tuple[str | None, Path]:
+    """The secret this run grades with, and the secret file; None if the file is still to be made."""
+    secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
+    if secret_seed:
+        return secret_seed, secret_file
+    if config.HiddenTests.get("secret"):
+        return config.HiddenTests.secret, secret_file
+    if secret_file.exists():
+        return hidden_tests.read_or_create_secret(secret_file), secret_file
+    return None, secret_file
+
+
+def check_same_secret(course_dir: Path, assignment: str, secret: str | None, new_secret: bool, say) -> None:
+    """Stop, before anything is written, a run whose secret is not the one the course directory's
+    students of ``assignment`` were graded with (``new_secret``: grade anew, and say so).
+
+    Their hidden tests drew their inputs from that secret; a regrade with another would grade some
+    students of one gradebook on other inputs than the rest (as merging such shards would)."""
+    record = _secrets_record(course_dir).get(assignment)
+    earlier = any((course_dir / "autograded").glob(f"*/{assignment}"))
+    if record is None:
+        if earlier:
+            say(f"warning: the gradebook holds earlier grades of {assignment} and no record of the secret "
+                "they were graded with: if it was another, their hidden tests drew other inputs")
+        return
+    if secret is not None and secret_fingerprint(secret) == record:
+        return
+    why = ("its secret file is gone, and a new one would be made" if secret is None
+           else "this run's secret (--secret-seed, c.HiddenTests or the secret file) is another")
+    if not new_secret:
+        raise SystemExit(f"{assignment} was graded in {course_dir} with another hidden-test secret than this "
+                         f"run's ({why}): regrade with that secret, so that every student's hidden tests draw "
+                         "from one secret, or pass --new-secret to grade with this one (students not graded "
+                         "again keep grades drawn from the old one); nothing was written")
+    say(f"warning: grading {assignment} with a new hidden-test secret ({why}); students not graded again "
+        "keep the grades their hidden tests gave with the old one")
+
+
+def record_secret(course_dir: Path, assignment: str, secret: str) -> None:
+    """Record, in the course directory, the fingerprint of the secret ``assignment`` is graded with."""
+    record = _secrets_record(course_dir)
+    record[assignment] = secret_fingerprint(secret)
+    (course_dir / SECRETS_RECORD).write_text(json.dumps(record, indent=1, sort_keys=True))
+
+
+def _secrets_record(course_dir: Path) -> dict:
+    try:
+        record = json.loads((course_dir / SECRETS_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def handed_in(sub) -> str:
+    """What of a student's hand-in was graded, by its path in the upload (or why nothing was)."""
+    if not sub.notebooks:
+        return f"nothing gradable: {sub.nothing_gradable}"
+    return "; ".join(sub.shown[name] for name in sorted(sub.shown))
+
+
+def answers_in(config, assignment: str, names: list[str]):
+    """``worked(path, name)``: whether a notebook file holds answers, that is, a solution cell that
+    differs from the released exercise's (False for the blank exercise, or a file that cannot be read)."""
+    from .intake import UnreadableNotebook, read_submission
+    from .nbgrader_api import released_solutions
+
+    released = released_solutions(config, assignment, names)
+
+    def worked(path, name) -> bool:
+        try:
+            nb, _, _ = read_submission(Path(path))
+        except UnreadableNotebook:
+            return False
+        blank = released.get(name, {})
+        return any(cell.source != blank[gid] for cell in nb.cells
+                   if (gid := cell.metadata.get("nbgrader", {}).get("grade_id")) in blank)
+
+    return worked
 
 
 def feedback_command(assignment: str, course_dir: Path | None, config_file: Path | None,
@@ -277,7 +374,8 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         copy_student_folders(shard_dir, course_dir, assignment, students)
         results += report["results"]
     csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
-    export_csv(config, course_dir, assignment, csv_path)
+    export_csv(config, course_dir, assignment, csv_path,
+               {r["student"]: r["handed_in"] for r in results if "handed_in" in r})
     results.sort(key=lambda r: r["student"])
     merged = {
         "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
@@ -285,7 +383,9 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         "graded": sum(r["status"] == "graded" for r in results),
         "unreadable": sum(r["status"] == "unreadable" for r in results),
         "failed": sum(r["status"] == "failed" for r in results),
+        "no_notebook": sum(r["status"] == "no notebook" for r in results),
         "flagged": sum(bool(r["flags"]) for r in results), "results": results,
+        "upload": {path: verdict for _, report in reports for path, verdict in report.get("upload", {}).items()},
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(merged, indent=1))
     return merged

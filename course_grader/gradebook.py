@@ -233,10 +233,14 @@ def points_to_grade_by_hand(submission) -> float:
 
 
 TO_GRADE_BY_HAND = "to_grade_by_hand"
+#: The CSV's column that says what of each student's hand-in was graded, by its path in the upload
+HANDED_IN = "handed_in"
 
 
-def export_csv(config, course_dir: Path, assignment: str, path: Path):
-    """nbgrader's CSV export of ``assignment``, sorted by student, with the ``to_grade_by_hand`` column."""
+def export_csv(config, course_dir: Path, assignment: str, path: Path, handed_in: dict | None = None):
+    """nbgrader's CSV export of ``assignment``, sorted by student, with two more columns:
+    ``to_grade_by_hand`` and ``handed_in`` (``{student: text}``: the files graded, by their paths in
+    the upload, or why nothing was; empty for a student this run did not see)."""
     import csv
 
     from nbgrader.api import Gradebook, MissingEntry
@@ -251,13 +255,14 @@ def export_csv(config, course_dir: Path, assignment: str, path: Path):
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             rows = list(reader)
-            fields = [*(reader.fieldnames or []), TO_GRADE_BY_HAND]
+            fields = [*(reader.fieldnames or []), TO_GRADE_BY_HAND, HANDED_IN]
         for row in rows:
             try:
                 waiting = points_to_grade_by_hand(gb.find_submission(row["assignment"], row["student_id"]))
             except MissingEntry:      # a student of the gradebook who handed nothing in
                 waiting = 0.0
             row[TO_GRADE_BY_HAND] = float(waiting)
+            row[HANDED_IN] = (handed_in or {}).get(row["student_id"], "") if row["assignment"] == assignment else ""
     rows.sort(key=lambda row: (row["assignment"], row["student_id"]))
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

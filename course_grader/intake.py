@@ -1,12 +1,16 @@
 """Submissions in: a folder or an LMS zip to each student's notebooks (and files), staged in nbgrader's layout.
 
-An assignment may have several notebooks.  A student's files are matched to
-them by name: ``problem1.ipynb`` in the student's folder, or, in a flat export
-read with ``--student-regex``, a file whose name ends with the notebook's
-(``alice_problem1.ipynb``).  A notebook that was not handed in, or that cannot
-be read, is graded as the blank exercise, with a note saying why; the file is
-kept for the instructor.  Other files in a student's folder (data, images) go
-with the notebooks, up to ``limits.FILES_PER_STUDENT_BYTES``.
+What the upload holds, and whose each file is, is :mod:`course_grader.upload`'s:
+every file and folder gets a verdict in the run's account.  Here each
+student's chosen files become a :class:`Submission`, staged in nbgrader's
+``submitted/<student>/<assignment>/``: a notebook that was not handed in, or
+that cannot be read (:func:`read_submission`, the one way a student's notebook
+is read, by grading and by practice feedback alike), is graded as the blank
+exercise, with a note saying why; the file is kept for the instructor.  A
+student who handed in nothing gradable (a PDF, a notebook saved as ``.py``, a
+damaged zip) is graded as the blank exercise too, and the note says what they
+handed in.  Other files of a student's go beside the notebooks, up to
+``limits.FILES_PER_STUDENT_BYTES``.
 """
 
 from __future__ import annotations
@@ -17,14 +21,12 @@ import json
 import os
 import re
 import shutil
-import time
 import warnings
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits
+from . import limits, upload
 from .report import notes_cell
 
 IGNORED_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
@@ -36,10 +38,12 @@ MAX_FILES_BYTES = limits.FILES_PER_STUDENT_BYTES
 @dataclass
 class Submission:
     student: str                   # the id in the gradebook: a safe folder name (student_id)
-    notebooks: dict                # notebook name -> the student's file for it
+    notebooks: dict                # notebook name -> the student's file for it (on this machine)
     notes: list = field(default_factory=list)
     given_id: str = ""             # the id as the collection gives it (any Unicode), when it differs
-    folder: str = ""               # the student's own folder in the collection, if there is one
+    files: list = field(default_factory=list)      # (path beside the notebooks, file on this machine)
+    shown: dict = field(default_factory=dict)      # notebook name -> its file's path in the upload
+    nothing_gradable: str = ""     # what they handed in, when no notebook of it can be graded
 
 
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
@@ -61,169 +65,75 @@ def student_id(given: str) -> str:
 
 
 def check_source(source: Path):
-    """Stop, before anything is written, if ``source`` is neither a folder nor a zip of notebooks."""
+    """Stop, before anything is written, if ``source`` is neither a folder nor a zip that could hold notebooks."""
+    def could_hold(name: str) -> bool:
+        name = name.casefold()
+        return name.endswith(".ipynb") or name.endswith(".zip")
+
     if source.is_file() and zipfile.is_zipfile(source):
         with zipfile.ZipFile(source) as archive:
-            notebooks = any(name.endswith(".ipynb") and not IGNORED_PARTS & set(Path(name).parts)
-                            for name in archive.namelist())
+            found = any(could_hold(name) for name in archive.namelist())
     elif source.is_dir():
-        notebooks = any(True for _ in _notebooks(source, []))
+        found = any(could_hold(name) for _, _, files in os.walk(source) for name in files)
     elif source.exists():
         raise SystemExit(f"{source} is neither a folder nor a zip file")
     else:
         raise SystemExit(f"{source} does not exist: give the folder or .zip of submitted notebooks")
-    if not notebooks:
-        raise SystemExit(f"{source} holds no notebook (.ipynb)")
+    if not found:
+        raise SystemExit(f"{source} holds no notebook (.ipynb), nor a zip that could hold one")
 
 
 def find_submissions(source: Path, notebook_names: list[str], student_regex: str | None,
-                     scratch: Path) -> tuple[list[Submission], list[str]]:
+                     scratch: Path, worked=None) -> tuple[list[Submission], list[str], upload.Account]:
     """Each student's file for each of the assignment's notebooks, from a folder or a zip.
 
-    Whatever else the collection holds costs only its own entry, with a
-    warning: a damaged archive member, a symbolic link (never followed, so
-    nothing outside the collection is read), a file too big to be a notebook.
+    Returns the submissions, the warnings to say as the run starts (damaged or dangerous
+    entries), and the account of every file and folder of the upload
+    (:mod:`course_grader.upload`).  ``worked(path, name)`` tells a notebook with answers from
+    the blank exercise, where a student handed in several (None: it is not asked).
     """
-    warnings = []
-    if source.is_file() and zipfile.is_zipfile(source):
-        root = scratch / "unzipped"
-        root.mkdir(parents=True)
-        _unzip(source, root, warnings)
-    elif source.is_dir():
-        root = source
-    else:
+    if not (source.is_dir() or (source.is_file() and zipfile.is_zipfile(source))):
         raise SystemExit(f"{source} is neither a folder nor a zip file")
-    pattern = re.compile(student_regex) if student_regex else None
-    found: dict[str, list[Path]] = {}
-    given_ids: dict[str, str] = {}
-    folders: dict[str, Path] = {}
-    for path in _notebooks(root, warnings):
-        relative = path.relative_to(root)
-        if pattern:
-            match = pattern.search(relative.as_posix())
-            if not match:
-                warnings.append(f"skipped {relative}: --student-regex does not match it")
-                continue
-            given = match.group("student")
-        else:
-            given = relative.parts[0] if len(relative.parts) > 1 else relative.stem
-        student = student_id(given)
-        found.setdefault(student, []).append(path)
-        given_ids[student] = given
-        if len(relative.parts) > 1:
-            folders[student] = root / relative.parts[0]
+    account = upload.Account()
+    scratch.mkdir(parents=True, exist_ok=True)
+    entries = upload.collect(source, scratch, account)
+    owned = upload.attribute(entries, student_regex, notebook_names, account)
     submissions = []
-    for student, paths in sorted(found.items()):
-        notes = []
-        chosen = _match_notebooks(student, paths, notebook_names, warnings, notes)
-        if not chosen:
-            continue
-        given = given_ids[student]
-        submissions.append(Submission(student, {name: str(path) for name, path in chosen.items()}, notes,
-                                      given_id=given if given != student else "",
-                                      folder=str(folders.get(student, ""))))
-    return submissions, warnings
-
-
-def _match_notebooks(student: str, paths: list[Path], names: list[str], warnings: list,
-                     notes: list) -> dict[str, Path]:
-    """``{notebook name: file}`` for one student's files; ``notes`` says which of several was graded, and why."""
-    def when(path: Path) -> str:
-        import datetime
-
-        return datetime.datetime.fromtimestamp(path.lstat().st_mtime).strftime("%Y-%m-%d %H:%M")
-
-    def choice(name: str, chosen: Path, why: str, others: list[Path]):
-        not_graded = ", ".join(f"{p.name} ({when(p)})" for p in others)
-        notes.append(f"{len(others) + 1} files for {name}.ipynb: graded {chosen.name} ({when(chosen)}), {why}; "
-                     f"not graded: {not_graded}")
-        warnings.append(f"{student}: " + notes[-1])
-
-    if len(names) == 1:      # one notebook: any file is it, the one with its name first, else the newest
-        name = names[0]
-        if len(paths) == 1:
-            return {name: paths[0]}
-        named = [p for p in paths if p.stem == name]
-        newest = max(named or paths, key=lambda p: p.lstat().st_mtime)
-        why = ("the one named as the assignment's notebook" if len(named) == 1
-               else "the one modified last" + (" of those named as the notebook" if named else ""))
-        choice(name, newest, why, [p for p in paths if p != newest])
-        return {name: newest}
-    candidates: dict[str, list[Path]] = {}
-    for path in sorted(paths, key=lambda p: p.lstat().st_mtime):
-        # the longest name the file's name ends with: problem10 before problem1
-        matches = [n for n in names if path.stem == n or path.stem.endswith(("_" + n, "-" + n, " " + n))]
-        if not matches:
-            warnings.append(f"{student}: skipped {path.name}: it is none of the notebooks {', '.join(names)}")
-            continue
-        candidates.setdefault(max(matches, key=len), []).append(path)
-    chosen: dict[str, Path] = {}
-    for name, files in sorted(candidates.items()):
-        chosen[name] = files[-1]          # the newest of several wins
-        if len(files) > 1:
-            choice(name, files[-1], "the one modified last", files[:-1])
-    return chosen
-
-
-def _notebooks(root: Path, warnings: list) -> list[Path]:
-    """Every ``.ipynb`` under ``root`` that is a regular file, without following links."""
-    found = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        here = Path(folder)
-        for name in list(dirs):
-            if name in IGNORED_PARTS or name.startswith("."):
-                dirs.remove(name)
-            elif (here / name).is_symlink():
-                dirs.remove(name)
-                warnings.append(f"skipped {(here / name).relative_to(root)}: a symbolic link (not followed)")
-        for name in sorted(files):
-            path = here / name
-            if not name.endswith(".ipynb") or name.startswith("."):
-                continue
-            if path.is_symlink():
-                warnings.append(f"skipped {path.relative_to(root)}: a symbolic link (not followed)")
-            elif path.is_file():
-                found.append(path)
-    return sorted(found)
-
-
-def _unzip(archive_path: Path, root: Path, warnings: list):
-    with zipfile.ZipFile(archive_path) as archive:
-        for member in archive.infolist():
-            parts = Path(member.filename).parts
-            notebook = member.filename.endswith(".ipynb")
-            if (member.is_dir() or member.filename.startswith("/") or ".." in parts
-                    or IGNORED_PARTS & set(parts) or (not notebook and len(parts) < 2)):
-                continue          # (files other than notebooks travel only in a student's folder)
-            limit = MAX_NOTEBOOK_BYTES if notebook else MAX_FILES_BYTES
-            if member.file_size > limit:
-                warnings.append(f"skipped {member.filename}: larger than {limit >> 20} MB")
-                continue
-            target = root.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                with archive.open(member) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                # the time the export gives the file: of a student's several files, the newest is graded
-                stamp = time.mktime((*member.date_time, 0, 0, -1))
-                os.utime(target, (stamp, stamp))
-            except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
-                target.unlink(missing_ok=True)
-                warnings.append(f"skipped {member.filename}: damaged in the archive ({error})")
+    for given, items in sorted(owned.items()):
+        hand_in = upload.choose(given, items, notebook_names, account, worked)
+        student = student_id(given)
+        submissions.append(Submission(
+            student, {name: str(item.entry.path) for name, item in hand_in.notebooks.items()},
+            list(hand_in.notes), given_id=given if given != student else "", files=hand_in.files,
+            shown={name: item.entry.shown for name, item in hand_in.notebooks.items()},
+            nothing_gradable=hand_in.nothing_gradable))
+    warnings = list(account.problems)
+    warnings += [f"{sub.given_id or sub.student}: {note}" for sub in submissions for note in sub.notes]
+    return submissions, warnings, account
 
 
 def stage_submission(sub: Submission, course_dir: Path, assignment: str, releases: dict[str, Path]) -> str:
-    """Copy into submitted/<student>/<assignment>/: ``"graded"``, or ``"unreadable"`` if a notebook was.
+    """Copy into submitted/<student>/<assignment>/: ``"graded"``, ``"unreadable"`` if a notebook was,
+    or ``"no notebook"`` if the student handed in nothing gradable.
 
     A notebook not handed in, or unreadable, becomes the blank exercise with a
-    note; the student's other files (in their own folder) go beside the notebooks.
+    note; the student's other files go beside the notebooks.
     """
     target = course_dir / "submitted" / sub.student / assignment
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    if sub.folder:
-        _copy_files(Path(sub.folder), target, sub)
+    for relative, path in sub.files:
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / relative)
+    if not sub.notebooks:
+        what = sub.nothing_gradable or "nothing"
+        sub.notes.append(f"nothing gradable handed in ({what}); graded as the blank exercise")
+        for name, release in releases.items():
+            write_blank(release, target / f"{name}.ipynb", [
+                f"No notebook that can be graded was handed in: {what}. {name}.ipynb was graded as the "
+                "unchanged exercise, which scores 0 points. Hand in the notebook itself (.ipynb)."])
+        return "no notebook"
     status = "graded"
     for name, release in releases.items():
         destination = target / f"{name}.ipynb"
@@ -398,12 +308,6 @@ def read_repaired(path: Path):
     if renamed:
         repairs.append(f"{renamed} invalid or repeated cell id{'s' if renamed > 1 else ''} replaced")
     return nb, repairs
-
-
-def _copy_files(folder: Path, target: Path, sub: Submission):
-    left_out = copy_student_files(folder, target)
-    if left_out:
-        sub.notes.append(f"files beyond {MAX_FILES_BYTES >> 20} MB in all were left out: {', '.join(left_out[:5])}")
 
 
 def copy_student_files(folder: Path, target: Path, max_files: int = 10_000) -> list[str]:

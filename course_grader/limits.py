@@ -24,6 +24,9 @@ MAX_RESTARTS = 3
 NOTEBOOK_BYTES = 100 * 2 ** 20
 #: Files a student hands in beside the notebooks, bytes in all (more are left out, with a note).
 FILES_PER_STUDENT_BYTES = 20 * 2 ** 20
+#: Bytes the zips of an upload may unzip to in all (zips inside zips included); files beyond are not
+#: extracted, and the run's account says so.
+UPLOAD_BYTES = 4 * 2 ** 30
 
 #: The sandbox's resource limits for any program run in it (``sandbox.command``).
 SANDBOX = {

@@ -186,6 +186,28 @@ def prepare_assignment(config, course_dir: Path, assignment: str) -> dict[str, P
     return {name: course_dir / ".release" / assignment / f"{name}.ipynb" for name in names}
 
 
+def released_solutions(config, assignment: str, names: list[str]) -> dict[str, dict[str, str]]:
+    """``{notebook: {grade id: source}}`` of the solution cells as the exercise releases them: the source
+    notebooks' cells with their solutions cleared by nbgrader's own ``ClearSolutions`` (touches nothing).
+    A notebook nbgrader cannot clear gives no cells (nothing is then told apart by its answers)."""
+    import nbformat
+    from nbgrader.preprocessors import ClearSolutions
+
+    from .hidden_tests import source_notebook
+
+    released = {}
+    for name in names:
+        try:
+            nb = nbformat.read(source_notebook(config, assignment, name), as_version=4)
+            nb, _ = ClearSolutions(config=config).preprocess(nb, {})
+        except Exception:  # noqa: BLE001 - the instructor's notebook: prepare_assignment will say what is wrong
+            released[name] = {}
+            continue
+        released[name] = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in nb.cells
+                          if cell.metadata.get("nbgrader", {}).get("solution")}
+    return released
+
+
 def sanitized(nb, config, names: dict, log=None):
     """``nb`` after the sanitizing pass of ``config``'s autograding (``Autograde.sanitize_preprocessors``),
     run as nbgrader's ``autograde`` runs it: an nbconvert notebook exporter with those preprocessors,

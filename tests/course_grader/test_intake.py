@@ -2,7 +2,8 @@
 
 Any Unicode name is a student id (kept as given, graded under a safe id, the
 mapping in the report); distinct students never merge; a damaged archive
-member or a symbolic link costs only that entry, with a warning; links are
+member or a symbolic link costs only that entry, with a warning (a student
+whose only file it was still gets a row, which says so); links are
 never followed out of the collection; a notebook that nbformat reads but does
 not validate is graded, with a note, as plain nbgrader grades it.
 """
@@ -39,7 +40,7 @@ def test_links_are_not_followed_and_cost_only_their_entry(tmp_path):
     (inbox / "ghost.ipynb").symlink_to(tmp_path / "missing.ipynb")          # dangling
     (inbox / "mallory.ipynb").symlink_to(outside / "someone-else.ipynb")    # out of the collection
     (inbox / "eve").symlink_to(outside, target_is_directory=True)
-    submissions, warnings = find_submissions(inbox, [A], None, tmp_path / "scratch")
+    submissions, warnings, _ = find_submissions(inbox, [A], None, tmp_path / "scratch")
     assert [s.student for s in submissions] == ["alice", "bob"]
     assert sum("symbolic link" in w for w in warnings) == 3
 
@@ -56,9 +57,12 @@ def test_a_damaged_archive_member_costs_only_that_member(tmp_path):
     start = bob.header_offset + 30 + len(bob.filename) + 200     # inside bob's stored bytes
     data[start:start + 8] = b"CORRUPT!"
     archive.write_bytes(bytes(data))
-    submissions, warnings = find_submissions(archive, [A], None, tmp_path / "scratch")
-    assert [s.student for s in submissions] == ["alice", "carol"]
+    submissions, warnings, account = find_submissions(archive, [A], None, tmp_path / "scratch")
+    assert [s.student for s in submissions] == ["alice", "bob", "carol"]   # bob still gets a row, which says why
+    bob = submissions[1]
+    assert bob.notebooks == {} and "damaged in the archive" in bob.nothing_gradable
     assert any("bob" in w and "damaged" in w for w in warnings)
+    assert account.verdicts[f"bob/{A}.ipynb"].startswith("not graded: damaged in the archive")
 
 
 def _not_valid_but_readable():
