@@ -120,3 +120,42 @@ def make_heads_identical(layer, source: int = 0) -> None:
             dense.bias.assign(keras.ops.repeat(dense.bias[head], N, axis=0))
     output = layer.output_dense.kernel                     # (N, width, d_model)
     output.assign(keras.ops.repeat(output[head], N, axis=0))
+
+
+class CopiesOfOneHead(keras.constraints.Constraint):
+    """A weight constraint: every head's slice (along ``axis``) replaced by head ``source``'s.
+
+    Used by :func:`keep_heads_identical` (chapter 6).
+    """
+
+    def __init__(self, axis: int, num_heads: int, source: int = 0):
+        self.axis, self.num_heads, self.source = axis, num_heads, source
+
+    def __call__(self, weight):
+        head = keras.ops.take(weight, [self.source], axis=self.axis)
+        return keras.ops.repeat(head, self.num_heads, axis=self.axis)
+
+    def get_config(self):
+        return {"axis": self.axis, "num_heads": self.num_heads, "source": self.source}
+
+
+@checked(check_make_heads_identical)
+def keep_heads_identical(layer, source: int = 0) -> None:
+    """After every training step, copy head ``source``'s weights into the others again.
+
+    The copy of :func:`make_heads_identical`, as weight constraints, which the
+    optimizer applies after each update.  Heads that are identical get identical
+    updates in exact arithmetic, so the copy changes nothing there; on a computer
+    it removes the last-bit differences that a CPU's kernels can round into one
+    head and not another (TensorFlow's AVX2 kernels do, its AVX-512 ones do not,
+    on chapter 6's model), before training amplifies them.
+
+    Explained in chapter 6, *Why do the heads differ?*, section "Heads that start identical".
+    """
+    N = layer.num_heads
+    for dense in (layer.query_dense, layer.key_dense, layer.value_dense):
+        dense.kernel.constraint = CopiesOfOneHead(1, N, source)    # (d_model, N, width)
+        if dense.bias is not None:
+            dense.bias.constraint = CopiesOfOneHead(0, N, source)  # (N, width)
+    output = layer.output_dense.kernel                             # (N, width, d_model)
+    output.constraint = CopiesOfOneHead(0, N, source)

@@ -42,7 +42,10 @@ def train_model(train, test, num_heads, key_dim, identical_heads=False, epochs=E
     ``test`` after every epoch) and ``"heads_alike"`` (rows of training step
     and :func:`heads_alike` on the first :data:`PROBE_SIZE` held-out
     sequences).  With ``identical_heads``, every head starts as a copy of
-    head 0.  ``seed``: the course seed by default.
+    head 0 and is copied from it again after every step
+    (:func:`~attention_course.models.attention_only.keep_heads_identical`: in
+    exact arithmetic that changes nothing; it keeps another CPU's round-off from
+    setting the heads apart).  ``seed``: the course seed by default.
     """
     import keras
 
@@ -52,8 +55,9 @@ def train_model(train, test, num_heads, key_dim, identical_heads=False, epochs=E
         model = keras_attention_only.build_model(train.vocab_size, 16, train.num_classes, d_model=32,
                                                  num_heads=(num_heads,), key_dim=key_dim,
                                                  mark_embedding=True)
-        if identical_heads:   # every head starts as a copy of head 0
+        if identical_heads:   # every head starts as a copy of head 0, and stays one
             keras_attention_only.make_heads_identical(model.get_layer("attention_0"))
+            keras_attention_only.keep_heads_identical(model.get_layer("attention_0"))
         return model
 
     def fit(model):
