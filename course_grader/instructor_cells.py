@@ -22,8 +22,8 @@ cells) and the student's own cells come from the submission.  The course's
 own practice cell is tagged ``skip-execution`` by the instructor, so a tag is
 honoured exactly where the instructor wrote it.
 
-After the run, :func:`fail_tests_not_run` gives a test cell that did not run a
-failure: a test that did not run never passes.
+After the run, :func:`fail_tests_not_run` gives a test cell that nothing ran
+(:func:`tests_not_run`) a failure: a test that did not run never passes.
 
 Cells without nbgrader metadata cannot be told apart from the student's own
 (an instructor's plain cell is the student's to change), so they run as
@@ -208,16 +208,22 @@ def _restore_notebook_metadata(nb, source_nb) -> None:
     nb.metadata = from_dict({**metadata, **kept})
 
 
-def fail_tests_not_run(nb, ran: set[int], why_not: str) -> list[int]:
-    """Every test cell with code that is not in ``ran`` and has no failure yet fails with ``NotRun``.
+def tests_not_run(nb, skip_tag: str = SKIP_TAG) -> list[int]:
+    """The test cells with code that nothing runs: tagged ``skip_tag`` (after :func:`restore`, by the
+    instructor), so that nbclient skips them in the notebook and the clean re-check skips them too."""
+    return [index for index, cell in enumerate(nb.cells)
+            if is_test(cell) and cell.source.strip() and skip_tag in cell.metadata.get("tags", [])]
+
+
+def fail_tests_not_run(nb, indices, why_not: str) -> list[int]:
+    """Each test cell of ``indices`` (:func:`tests_not_run`) that has no failure yet fails with ``NotRun``.
 
     Returns the indices failed.  A test that did not run never passes: nbgrader
     gives full points to a test cell without an error.
     """
     failed = []
-    for index, cell in enumerate(nb.cells):
-        if not is_test(cell) or not cell.source.strip() or index in ran:
-            continue
+    for index in indices:
+        cell = nb.cells[index]
         if any(output.get("output_type") == "error" for output in cell.get("outputs", [])):
             continue
         cell.setdefault("outputs", []).insert(0, error_output(NOT_RUN, why_not))

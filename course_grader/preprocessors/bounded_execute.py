@@ -272,16 +272,16 @@ class BoundedExecute(Execute):
                             f"{sandbox.limits_from_env()['tmp_mb'] // 2} MiB for handed-in files): "
                             + ", ".join(left_out[:5]) + (" ..." if len(left_out) > 5 else ""))
         self._restore_instructor_cells(nb, report)
+        not_run = instructor_cells.tests_not_run(nb, self.skip_cells_with_tag)
         withheld = hidden_tests.withhold_hidden_tests(nb, report, self.config)
-        self._ran: set[int] = set()
         try:
             self._execute_all()
         finally:
             for index, source in withheld.items():   # the instructor sees the whole test
                 self.nb.cells[index].source = source
         for index in instructor_cells.fail_tests_not_run(
-                self.nb, self._ran, "this test cell was not run, so it scores 0 (the assignment's notebook "
-                                    f"tags it {self.skip_cells_with_tag!r}: a test that does not run never passes)"):
+                self.nb, not_run, "this test cell was not run, so it scores 0 (the assignment's notebook "
+                                  f"tags it {self.skip_cells_with_tag!r}: a test that does not run never passes)"):
             self._event(index, "not_run", "a test cell that the instructor's notebook does not run scores 0")
         self.set_widgets_metadata()
         return self.nb, self.resources
@@ -319,8 +319,6 @@ class BoundedExecute(Execute):
                         if self._deadline - monotonic() < 1:
                             raise _OutOfTime
                         self._start_cell(index)
-                        if self.skip_cells_with_tag not in self.nb.cells[index].metadata.get("tags", []):
-                            self._ran.add(index)                  # (nbclient skips a tagged cell)
                         self.preprocess_cell(self.nb.cells[index], self.resources, index)
                         pending.pop(0)
                         done.append(index)

@@ -117,13 +117,17 @@ def test_without_the_source_notebook_an_instructor_cell_loses_what_decides_execu
     assert nb.cells[2].metadata["tags"] == ["kept"] and nb.cells[2].metadata["nbgrader"]["grade"] is True
 
 
-def test_a_test_that_did_not_run_fails_and_one_that_ran_or_failed_keeps_its_result():
+def test_a_test_that_nothing_runs_fails_and_one_that_ran_or_failed_keeps_its_result():
     nb = _source()
-    nb.cells.append(_cell("test", "assert True"))
+    nb.cells[2].metadata["tags"] = [SKIP_TAG]                       # the instructor's tag: nothing runs it
+    nb.cells.append(_cell("test", "assert True", tags=[SKIP_TAG]))
     nb.cells[3].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[])]
-    failed = instructor_cells.fail_tests_not_run(nb, ran={0, 1}, why_not="not run")
-    assert failed == [2] and has_error(nb.cells[2], NOT_RUN)
-    assert not has_error(nb.cells[3], NOT_RUN) and not has_error(nb.cells[1], NOT_RUN)
+    nb.cells.append(_cell("test", "### BEGIN HIDDEN TESTS\nassert f() == 1\n### END HIDDEN TESTS"))
+    nb.cells[1].metadata["tags"] = [SKIP_TAG]                       # an answer: not a test
+    assert instructor_cells.tests_not_run(nb) == [2, 3]             # an all-hidden test runs in the re-check
+    failed = instructor_cells.fail_tests_not_run(nb, [2, 3], why_not="not run")
+    assert failed == [2] and has_error(nb.cells[2], NOT_RUN) and not has_error(nb.cells[3], NOT_RUN)
+    assert not has_error(nb.cells[4], NOT_RUN) and not has_error(nb.cells[1], NOT_RUN)
 
 
 # -- a whole course: the instructor tags a test cell skip-execution ------------------------------
