@@ -3,7 +3,10 @@
 The command, ``python -m course_grader SUBMISSIONS --assignment A``
 (:mod:`course_grader.cli`), runs :func:`course_grader.grade.grade`, which uses:
 
-* :mod:`~course_grader.intake` -- a folder or LMS zip to one staged notebook per student;
+* :mod:`~course_grader.upload` -- every file and folder of a folder or LMS zip: unzipped, given to a
+  student or set aside, each with its verdict;
+* :mod:`~course_grader.intake` -- each student's chosen files staged, and the one way a student's
+  notebook is read (grading and practice alike);
 * :mod:`~course_grader.nbgrader_api` -- the course's ``nbgrader_config.py``, nbgrader's API;
 * :mod:`~course_grader.workers` -- one worker per core (one more for a big batch), each grading into
   its own gradebook shard;
@@ -13,7 +16,8 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``):
 
 * :mod:`~course_grader.preprocessors` -- one preprocessor per module: repaired
-  metadata, bounded execution in the sandbox, stderr that does not zero a test,
+  metadata, bounded execution in the sandbox (the instructor's cells first put back as
+  :mod:`~course_grader.instructor_cells` says), stderr that does not zero a test,
   the clean re-check, the grading report written; their settings in
   :mod:`~course_grader.preprocessors.config`;
 * :mod:`~course_grader.recheck` -- the clean re-check's test loop: tests in the

@@ -152,8 +152,9 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=None,
                         help="parallel workers (default: one per core, one more from 10 submissions per core)")
     parser.add_argument("--student-regex", default=None,
-                        help="regex with a (?P<student>...) group, matched against each notebook's path "
-                             "inside SUBMISSIONS; e.g. '^(?P<student>[^_]+)_' for Canvas downloads")
+                        help="regex with a (?P<student>...) group, matched against each file's path "
+                             "inside SUBMISSIONS (a zip inside counts as a folder of its name), for names the "
+                             "command does not read itself; e.g. '^(?P<student>[^_]+)_'")
     parser.add_argument("--cell-timeout", type=int, default=None, help="seconds per cell")
     parser.add_argument("--notebook-timeout", type=int, default=None, help="seconds per notebook")
     parser.add_argument("--memory-mb", type=int, default=None, help="memory per submission, MiB")
