@@ -141,9 +141,8 @@ class _Walker:
         self.zips = 0
 
     def _room(self) -> bool:
-        if len(self.entries) + len(self.account.verdicts) < MAX_ENTRIES:
-            return True
-        return False
+        """Whether the upload may have one more entry (:data:`MAX_ENTRIES`)."""
+        return len(self.entries) + len(self.account.verdicts) < MAX_ENTRIES
 
     def folder(self, root: Path, shown: str, parts: tuple) -> None:
         for folder, dirs, files in os.walk(root, followlinks=False):
