@@ -4,6 +4,10 @@
 // read where it attends, and (for the toy example) switch the 1/sqrt(d_k) scaling and the
 // causal mask, recomputing the weights here in the page.
 //
+// Each group of controls is one Tab stop (WAI-ARIA's roving tab index): the examples (a
+// toolbar), the heads (a grid, a row per layer) and the map's query rows (a list box); the
+// arrow keys move inside a group, Enter or Space picks.
+//
 // Self-contained on purpose: no library, no request, so it works offline, from a file,
 // in a saved page and in Jupyter. Every explorer on a page is set up once.
 (function () {
@@ -108,27 +112,42 @@
       });
     } else {
       if (d.examples.length > 1) {
-        var examples = el("div", {"class": "attention-explorer-examples", role: "group",
-                                  "aria-label": "example"}, controls);
+        // A toolbar: one Tab stop (the example shown, or the one last moved to), arrow keys inside it.
+        var examples = el("div", {"class": "attention-explorer-examples", role: "toolbar",
+                                  "aria-label": "example (arrow keys move, Enter picks)"}, controls);
         d.examples.forEach(function (example, i) {
-          var b = el("button", {type: "button", "data-example": i}, examples);
+          var b = el("button", {type: "button", "data-example": i, tabindex: "-1"}, examples);
           b.textContent = example.name;
-          b.addEventListener("click", function () { self.state.example = i; self.state.row = null; self.draw(); });
+          b.addEventListener("click", function () {
+            self.state.example = i; self.state.row = null; self.draw(); self.rove(examples, b);
+          });
         });
+        examples.addEventListener("keydown", function (event) { self.toolbarKey(event, examples); });
       }
-      // A grid: a row per layer, a column per head ("head 2" in the row "layer 1").
-      var grid = el("div", {"class": "attention-explorer-heads",
-                            style: "grid-template-columns: repeat(" + (d.heads.length + 1) + ", max-content)"}, controls);
+      // A grid: a row per layer, a column per head ("head 2" in the row "layer 1"). One Tab stop
+      // (the head shown, or the one last moved to); the arrow keys move, Enter or Space picks.
+      var grid = el("div", {"class": "attention-explorer-heads", role: "grid",
+                            "aria-label": "layer and head (arrow keys move, Enter picks)"}, controls);
+      var nameWidth = Math.max.apply(null, d.layers.map(function (n) { return n.length; })) + 1;
+      var headWidth = Math.max.apply(null, d.heads.map(function (n) { return n.length; })) + 1;
       d.layers.forEach(function (layerName, l) {
-        var row = el("div", {"class": "attention-explorer-layer", role: "group", "aria-label": layerName}, grid);
-        el("span", {"class": "attention-explorer-layer-name"}, row).textContent = layerName;
+        var row = el("div", {"class": "attention-explorer-layer", role: "row"}, grid);
+        el("span", {"class": "attention-explorer-layer-name", role: "rowheader",
+                    style: "min-width: " + nameWidth + "ch"}, row).textContent = layerName;
         d.heads.forEach(function (headName, h) {
-          var b = el("button", {type: "button", "data-layer": l, "data-head": h,
-                                "aria-label": layerName + ", " + headName}, row);
+          var cell = el("span", {role: "gridcell"}, row);
+          var b = el("button", {type: "button", "data-layer": l, "data-head": h, tabindex: "-1",
+                                "aria-label": layerName + ", " + headName,
+                                style: "min-width: " + headWidth + "ch"}, cell);
           b.textContent = headName;
-          b.addEventListener("click", function () { self.state.layer = l; self.state.head = h; self.draw(); });
+          b.addEventListener("click", function () {
+            self.state.layer = l; self.state.head = h; self.draw(); self.rove(grid, b);
+          });
         });
       });
+      grid.addEventListener("keydown", function (event) { self.gridKey(event, grid); });
+      this.examplesBar = examples || null;
+      this.headGrid = grid;
     }
     this.caption = el("p", {"class": "attention-explorer-caption"}, live);
     this.figure = el("div", {"class": "attention-explorer-figure"}, live);
@@ -155,6 +174,8 @@
       var on = +b.getAttribute("data-layer") === s.layer && +b.getAttribute("data-head") === s.head;
       b.setAttribute("aria-pressed", String(on));
     });
+    this.settleTabStop(this.examplesBar);
+    this.settleTabStop(this.headGrid);
     this.caption.textContent = d.toy
       ? (s.scale ? "scaled by 1/√d_k" : "not scaled") + (s.causal ? ", causal mask" : ", no mask")
       : (d.examples.length > 1 ? example.name + ": " : "") + d.layers[s.layer] + ", " + d.heads[s.head];
@@ -210,6 +231,52 @@
     this.figure.appendChild(picture);
     this.rows[s.row === null ? 0 : s.row].setAttribute("tabindex", "0");
     this.show(s.row);
+  };
+
+  // Roving focus: `button` becomes its group's one Tab stop.
+  Explorer.prototype.rove = function (group, button) {
+    group.querySelectorAll("button").forEach(function (b) { b.setAttribute("tabindex", b === button ? "0" : "-1"); });
+  };
+
+  // The group's Tab stop is the button shown (aria-pressed), unless the reader has moved since.
+  Explorer.prototype.settleTabStop = function (group) {
+    if (!group || group.contains(document.activeElement)) return;
+    var pressed = group.querySelector("button[aria-pressed='true']") || group.querySelector("button");
+    this.rove(group, pressed);
+  };
+
+  Explorer.prototype.moveTo = function (group, button, event) {
+    event.preventDefault();
+    if (!button) return;
+    this.rove(group, button);
+    button.focus();
+  };
+
+  // The examples' toolbar: Left/Up and Right/Down move (round the ends), Home and End jump.
+  Explorer.prototype.toolbarKey = function (event, toolbar) {
+    var buttons = Array.prototype.slice.call(toolbar.querySelectorAll("button"));
+    var i = buttons.indexOf(document.activeElement), n = buttons.length;
+    if (i < 0) return;
+    var to = {ArrowRight: (i + 1) % n, ArrowDown: (i + 1) % n, ArrowLeft: (i + n - 1) % n,
+              ArrowUp: (i + n - 1) % n, Home: 0, End: n - 1}[event.key];
+    if (to !== undefined) this.moveTo(toolbar, buttons[to], event);
+  };
+
+  // The heads' grid: the arrow keys move by one head or layer (stopping at the edges), Home and
+  // End go to the first and last head of the layer, Ctrl+Home and Ctrl+End to the first and last
+  // head of all (WAI-ARIA's data grid).
+  Explorer.prototype.gridKey = function (event, grid) {
+    var active = document.activeElement;
+    if (!active || !grid.contains(active) || !active.hasAttribute("data-head")) return;
+    var l = +active.getAttribute("data-layer"), h = +active.getAttribute("data-head");
+    var lastLayer = this.data.layers.length - 1, lastHead = this.data.heads.length - 1;
+    var control = event.ctrlKey || event.metaKey;
+    var to = {ArrowRight: [l, Math.min(h + 1, lastHead)], ArrowLeft: [l, Math.max(h - 1, 0)],
+              ArrowDown: [Math.min(l + 1, lastLayer), h], ArrowUp: [Math.max(l - 1, 0), h],
+              Home: [control ? 0 : l, 0], End: [control ? lastLayer : l, lastHead],
+              PageDown: [lastLayer, h], PageUp: [0, h]}[event.key];
+    if (to === undefined) return;
+    this.moveTo(grid, grid.querySelector("button[data-layer='" + to[0] + "'][data-head='" + to[1] + "']"), event);
   };
 
   Explorer.prototype.focusRow = function (i) {

@@ -16,10 +16,13 @@ and off).  The output is one piece of HTML that holds everything it needs:
 The colours are the figures' (matplotlib's viridis on one scale from 0 to 1,
 the same for every head): the page carries matplotlib's colour table, so a cell
 has the colour that ``plotting.attention_heatmap(..., vmax=1.0)`` gives its
-weight.  Every control works from the keyboard: the example and head buttons
-and the toy's check boxes are reached with Tab, and in the map the arrow keys
-move from query row to query row (Enter or Space keeps a row highlighted while
-the reader switches heads).
+weight.  Every control works from the keyboard, one Tab stop per group of
+controls (WAI-ARIA's roving tab index): the examples (a toolbar) and the heads
+(a grid, a row per layer) are each one stop, in which the arrow keys move and
+Enter or Space picks; the toy's two check boxes are reached with Tab; in the
+map the arrow keys move from query row to query row (Enter or Space keeps a
+row highlighted while the reader switches heads).  The explorer has its own
+light surface, like the figures, so that its labels read in a dark theme too.
 
 Nothing is fetched, so the explorer works offline, from ``file://``, in a page
 saved on its own, and in Jupyter.
@@ -49,14 +52,18 @@ HINT = ("Hover a query (a row), or Tab to the map and move with the arrow keys, 
         "click or press Enter to keep the row highlighted.")
 
 _STYLE = """<style>
-.attention-explorer { margin: 0.5em 0 1em; font-size: 0.9em; }
+/* Its own light surface, as the figures have (a PNG is white), whatever the page's colours: in a
+   dark theme the labels would otherwise be dark on near-black. */
+.attention-explorer { margin: 0.5em 0 1em; font-size: 0.9em; color: #222; background: #fff;
+  padding: 4px 6px; border-radius: 4px; }
 .attention-explorer svg text { font: 12px sans-serif; fill: currentColor; }
-.attention-explorer-heads { display: grid; align-items: center; margin: 0.3em 0; padding: 4px; overflow-x: auto; }
-.attention-explorer-layer { display: contents; }
+.attention-explorer-heads { margin: 0.3em 0; padding: 4px; overflow-x: auto; }
+.attention-explorer-layer { display: flex; align-items: center; }
 .attention-explorer-layer-name { padding-right: 0.4em; white-space: nowrap; position: sticky; left: 0;
-  background: var(--pst-color-background, #fff); }
-.attention-explorer button { min-width: 2em; border: 1px solid #999; background: #fff; color: #222;
-  border-radius: 3px; cursor: pointer; padding: 0 2px; margin: 1px; font-size: 0.8em; white-space: nowrap; }
+  z-index: 1; color: #222; background: #fff; }
+.attention-explorer button { min-width: 2em; min-height: 24px; border: 1px solid #767676; background: #fff;
+  color: #222; border-radius: 3px; cursor: pointer; padding: 0 2px; margin: 1px; font-size: 0.8em;
+  white-space: nowrap; }
 .attention-explorer button[aria-pressed="true"] { background: #08306b; color: #fff; }
 .attention-explorer-option { display: inline-block; margin-right: 1.5em; }
 .attention-explorer-option label { margin-left: 0.35em; }
@@ -67,8 +74,9 @@ _STYLE = """<style>
 .attention-explorer-readout { min-height: 1.5em; font-family: monospace; }
 /* On a phone, a layer's head buttons wrap onto more lines rather than scroll. */
 @media (max-width: 760px) {
-  .attention-explorer-heads { display: block; overflow-x: visible; }
-  .attention-explorer-layer { display: flex; flex-wrap: wrap; align-items: center; margin-bottom: 2px; }
+  .attention-explorer-heads { overflow-x: visible; }
+  .attention-explorer-layer { flex-wrap: wrap; margin-bottom: 2px; }
+  .attention-explorer-layer-name { position: static; }
 }
 </style>"""
 

@@ -3,8 +3,11 @@
 Shared by the explorer's browser test on a page of its own
 (``tests/attention_course/chapter_tools/test_explorer_in_a_browser.py``, no
 built book needed) and its test on the built site (``test_site_explorer.py``),
-so that both drive it the same way: Tab (or Shift+Tab) to a control, Enter or
-Space to use it, the arrow keys to move from query row to query row.
+so that both drive it the same way: Tab (or Shift+Tab) to a group of controls,
+the arrow keys to move inside it, Enter or Space to use a control.  Each group
+is one Tab stop (WAI-ARIA's roving tab index): the examples (a toolbar), the
+heads (a grid, a row per layer), the map's query rows (a list box); the toy's
+two check boxes are one stop each.
 """
 
 from __future__ import annotations
@@ -69,26 +72,98 @@ def expected_readout(example: dict, weights: np.ndarray, row: int) -> str:
             + " · ".join(f"{example['keys'][j]} {weights[row, j]:.2f}" for j in top))
 
 
+def tab_stop(group):
+    """The one control of a group (the examples' toolbar, the heads' grid) that Tab reaches."""
+    stops = group.locator("button[tabindex='0']")
+    assert stops.count() == 1, f"{stops.count()} Tab stops in {group}, not one"
+    assert group.locator("button:not([tabindex='-1'])").count() == 1
+    return stops.first
+
+
+def arrow_to(page, target: tuple[int, ...], at: tuple[int, ...], keys: dict) -> None:
+    """Press arrow keys from the control ``at`` to ``target`` (one coordinate per key of ``keys``:
+    ``{axis: (key back, key on)}``), checking that the focus moves each time."""
+    for axis, (back, on) in keys.items():
+        while at[axis] != target[axis]:
+            step = 1 if target[axis] > at[axis] else -1
+            page.keyboard.press(on if step > 0 else back)
+            at = at[:axis] + (at[axis] + step,) + at[axis + 1:]
+            assert _position(page, len(at)) == at, f"{on if step > 0 else back} did not move to {at}"
+
+
+def _position(page, dims: int) -> tuple[int, ...]:
+    data = focused(page)["data"]
+    return (int(data["example"]),) if dims == 1 else (int(data["layer"]), int(data["head"]))
+
+
 def pick_head(page, explorer, layer: int, head: int, key: str) -> None:
-    """Tab to the button of ``layer``, ``head`` and press ``key`` (Enter or Space) on it."""
-    button = explorer.locator(f"button[data-layer='{layer}'][data-head='{head}']")
-    tab_to(page, button)
+    """Tab to the heads' grid, move to ``layer``, ``head`` with the arrow keys and press ``key``
+    (Enter or Space) on it: the grid is one Tab stop, and moving picks nothing until ``key``."""
+    grid = explorer.locator("[role='grid'].attention-explorer-heads")
+    shown = explorer.locator("button[aria-pressed='true'][data-head]").get_attribute("aria-label")
+    tab_to(page, tab_stop(grid))
     now = focused(page)
     assert now["outline"] != "none" and now["outlineWidth"] >= 2, f"no visible focus outline: {now}"
+    arrow_to(page, (layer, head), _position(page, 2), {0: ("ArrowUp", "ArrowDown"), 1: ("ArrowLeft", "ArrowRight")})
+    assert explorer.locator("button[aria-pressed='true'][data-head]").get_attribute("aria-label") == shown
     page.keyboard.press(key)
+    button = explorer.locator(f"button[data-layer='{layer}'][data-head='{head}']")
     assert button.get_attribute("aria-pressed") == "true"
     assert explorer.locator("button[aria-pressed='true'][data-head]").count() == 1
+    assert tab_stop(grid).get_attribute("aria-label") == button.get_attribute("aria-label")
+
+
+def pick_example(page, explorer, example: int, key: str = "Enter") -> None:
+    """Tab to the examples' toolbar, move to ``example`` with the arrow keys and press ``key``."""
+    bar = explorer.locator("[role='toolbar'].attention-explorer-examples")
+    tab_to(page, tab_stop(bar))
+    arrow_to(page, (example,), _position(page, 1), {0: ("ArrowLeft", "ArrowRight")})
+    page.keyboard.press(key)
+    assert explorer.locator(f"button[data-example='{example}']").get_attribute("aria-pressed") == "true"
+    assert explorer.locator("button[aria-pressed='true'][data-example]").count() == 1
+
+
+def tab_stops(page, explorer) -> list[str]:
+    """What Tab stops at, from the explorer's first stop to its last: each stop's kind
+    ("example", "head", "row", "checkbox")."""
+    first = explorer.locator("button[data-example][tabindex='0'], button[data-head][tabindex='0'], "
+                             "input[type='checkbox'], g.query-row[tabindex='0']").first
+    tab_to(page, first)
+    stops = []
+    while explorer.element_handle().evaluate("e => e.contains(document.activeElement)"):
+        now = focused(page)
+        kind = ("example" if "example" in now["data"] else "head" if "head" in now["data"]
+                else "row" if "row" in now["data"] else now["tag"] + ":" + now["cls"])
+        stops.append(kind)
+        assert len(stops) < 20, stops
+        page.keyboard.press("Tab")
+    return stops
+
+
+def check_grid_keys(page, explorer) -> None:
+    """In the heads' grid the arrow keys stop at the edges, Home and End go to the ends of a layer,
+    Ctrl+Home and Ctrl+End to the first and last head of all; none of them picks a head."""
+    data = data_of(explorer)
+    last_layer, last_head = len(data["layers"]) - 1, len(data["heads"]) - 1
+    grid = explorer.locator("[role='grid'].attention-explorer-heads")
+    shown = explorer.locator("button[aria-pressed='true'][data-head]").get_attribute("aria-label")
+    tab_to(page, tab_stop(grid))
+    for key, expected in [("Control+Home", (0, 0)), ("ArrowUp", (0, 0)), ("ArrowLeft", (0, 0)),
+                          ("ArrowRight", (0, 1)), ("ArrowDown", (1, 1)), ("End", (1, last_head)),
+                          ("ArrowRight", (1, last_head)), ("Home", (1, 0)),
+                          ("Control+End", (last_layer, last_head)), ("ArrowDown", (last_layer, last_head))]:
+        page.keyboard.press(key)
+        assert _position(page, 2) == expected, key
+        assert tab_stop(grid).get_attribute("data-head") == str(expected[1]), key   # the stop roves along
+    assert explorer.locator("button[aria-pressed='true'][data-head]").get_attribute("aria-label") == shown
 
 
 def check_heads_by_keyboard(page, explorer, example: int, chosen) -> None:
     """Pick ``example`` (if there are several) and each (layer, head) of ``chosen`` by keyboard,
     alternating Enter and Space; each time the map draws that head's weights, named in the caption."""
     data = data_of(explorer)
-    examples = explorer.locator("button[data-example]")
-    if examples.count():
-        tab_to(page, examples.nth(example))
-        page.keyboard.press("Enter")
-        assert examples.nth(example).get_attribute("aria-pressed") == "true"
+    if explorer.locator("button[data-example]").count():
+        pick_example(page, explorer, example)
     maps = np.asarray(data["examples"][example]["weights"]) / data["precision"]     # (L, H, T_q, T_k)
     for n, (layer, head) in enumerate(chosen):
         pick_head(page, explorer, layer, head, ("Enter", "Space")[n % 2])
@@ -190,3 +265,33 @@ def check_colours(explorer) -> None:
 
 def _rgb(fill: str) -> list[int]:
     return [int(fill[k:k + 2], 16) for k in (1, 3, 5)]
+
+
+#: run in the page: the contrast of each element's text with the background it is drawn on
+#: (the first opaque background colour among it and its ancestors), WCAG's formula
+CONTRAST = r"""elements => elements.map(e => {
+  const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => v / 255)
+    .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let back = null;
+  for (let up = e; up && !back; up = up.parentElement) {
+    const c = rgb(getComputedStyle(up).backgroundColor);
+    if (c.length === 3 || (c.length === 4 && c[3] === 1)) back = c.slice(0, 3);
+  }
+  const style = getComputedStyle(e);
+  const fore = rgb(e instanceof SVGElement ? style.fill : style.color).slice(0, 3);
+  const [a, b] = [lum(fore), lum(back || [255, 255, 255])].sort((x, y) => y - x);
+  return {text: e.textContent.trim().slice(0, 30), contrast: (a + 0.05) / (b + 0.05)};
+})"""
+
+
+def check_labels_contrast(explorer) -> None:
+    """Every label the explorer writes (layer names, head buttons, tokens, colour bar, readout)
+    stands out from what it is drawn on by WCAG's 4.5:1 at least."""
+    found = explorer.locator(".attention-explorer-layer-name, .attention-explorer-live button, "
+                             ".attention-explorer-live svg text, .attention-explorer-readout, "
+                             ".attention-explorer-live .attention-explorer-caption").evaluate_all(CONTRAST)
+    assert found, "no labels found"
+    low = [f for f in found if f["contrast"] < 4.5]
+    assert low == [], f"labels with too little contrast: {low[:5]}"

@@ -25,8 +25,9 @@ import pytest
 from attention_course.chapter_tools.explorer import toy_weights
 from built_site import SITE
 from built_site import browser, page, server, site  # noqa: F401  (fixtures)
-from explorer_keyboard import (check_colours, check_heads_by_keyboard, check_the_kept_row_follows_the_heads,
-                               check_toy_by_keyboard, data_of, drawn, pick_head, tab_to)
+from explorer_keyboard import (check_colours, check_grid_keys, check_heads_by_keyboard, check_labels_contrast,
+                               check_the_kept_row_follows_the_heads, check_toy_by_keyboard, data_of, drawn,
+                               pick_example, pick_head, tab_stops)
 
 #: the pages that show an explorer, and how many each shows
 PAGES = {"chapters/05_self_attention": 1, "chapters/05_what_it_refers_to": 1,
@@ -70,6 +71,32 @@ def test_the_query_rows_are_walked_by_keyboard(page, server):
     pick_head(page, explorer, 3, 5, "Enter")
     check_the_kept_row_follows_the_heads(page, explorer, 5, 11)
     assert page.problems.all() == []
+
+
+def test_each_group_of_controls_is_one_tab_stop_with_arrow_keys_inside(page, server):
+    """Chapter 12's 72 head buttons were 72 Tab stops (75 Tabs to reach the map): now the
+    examples, the heads and the map are one stop each, and the arrow keys move inside."""
+    explorer = open_explorers(page, server, "chapters/12_bert").first
+    assert explorer.locator("button[data-head]").count() == 72
+    assert tab_stops(page, explorer) == ["example", "head", "row"]
+    check_grid_keys(page, explorer)
+    pick_example(page, explorer, 1)
+    pick_head(page, explorer, 5, 11, "Space")
+    assert page.problems.all() == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_its_labels_read_in_light_and_dark_mode(browser, server, scheme):
+    """In the book's dark mode the layer names were dark grey on near-black."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}chapters/12_bert.html", wait_until="load")
+        assert page.evaluate("document.documentElement.dataset.theme") == scheme
+        for explorer in page.locator(".attention-explorer").all():
+            check_labels_contrast(explorer)
+    finally:
+        context.close()
 
 
 def test_hovering_a_query_reads_out_where_it_attends(page, server):
@@ -147,8 +174,7 @@ def test_it_works_without_a_server_and_saved_alone(browser, site, tmp_path, wher
         explorer = page.locator(".attention-explorer").first
         assert explorer.get_attribute("data-ready") == "true"
         data = data_of(explorer)
-        tab_to(page, explorer.locator("button[data-example='1']"))
-        page.keyboard.press("Enter")
+        pick_example(page, explorer, 1)
         pick_head(page, explorer, 1, 2, "Enter")
         expected = np.asarray(data["examples"][1]["weights"][1][2]) / data["precision"]
         np.testing.assert_allclose(drawn(explorer), expected, atol=1e-12)

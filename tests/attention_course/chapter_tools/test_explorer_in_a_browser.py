@@ -86,3 +86,42 @@ def test_the_toy_is_used_by_keyboard_and_its_labels_stand_apart(page):
     toy = page.locator(".attention-explorer").nth(1)
     keys.check_toy_by_keyboard(page, toy, explorer.toy_weights)
     keys.check_colours(toy)
+
+
+def test_each_group_of_controls_is_one_tab_stop(page):
+    trained, toy = page.locator(".attention-explorer").all()
+    # 2 examples and 6 heads were 8 Tab stops; now the examples, the heads and the map: 3
+    assert keys.tab_stops(page, trained) == ["example", "head", "row"]
+    assert keys.tab_stops(page, toy) == ["input:attention-explorer-scale", "input:attention-explorer-causal",
+                                         "row"]
+    assert trained.locator("[role='grid'] [role='row']").count() == 2
+    assert trained.locator("[role='row'] > [role='rowheader']").all_text_contents() == ["layer 1", "layer 2"]
+    assert trained.locator("[role='row'] > [role='gridcell'] > button").count() == 6
+
+
+def test_the_arrow_keys_move_inside_the_heads_grid_and_the_examples(page):
+    trained = page.locator(".attention-explorer").first
+    keys.check_grid_keys(page, trained)
+    keys.pick_example(page, trained, 1)
+    page.keyboard.press("ArrowRight")           # round the end, back to the first; nothing picked
+    assert keys.focused(page)["data"]["example"] == "0"
+    assert trained.locator("button[data-example='1']").get_attribute("aria-pressed") == "true"
+    page.keyboard.press("Space")
+    assert trained.locator("button[data-example='0']").get_attribute("aria-pressed") == "true"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_its_labels_read_on_a_light_or_dark_page(page, scheme):
+    # The book's dark mode: a near-black page (the theme's --pst-color-background), and a cell's
+    # HTML output on a light grey box with dark text (pydata-sphinx-theme's rule for outputs).
+    if scheme == "dark":
+        page.evaluate("""() => {
+            document.documentElement.style.setProperty('--pst-color-background', '#121212');
+            document.body.style.background = '#121212';
+            const box = document.createElement('div');
+            box.style.cssText = 'background: #ced6dd; color: #222832; padding: .5rem';
+            document.body.appendChild(box);
+            document.querySelectorAll('.attention-explorer').forEach(e => box.appendChild(e));
+        }""")
+    for found in page.locator(".attention-explorer").all():
+        keys.check_labels_contrast(found)
