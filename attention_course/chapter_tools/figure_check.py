@@ -15,7 +15,7 @@ figure a cell leaves open (the figures Jupyter shows when the cell ends):
   is not a heat map: an RGB image is recognised as one, a grey-level picture
   is marked with :func:`mark_picture`;
 * text smaller than :data:`MIN_TEXT_PX` pixels where the site shows the
-  figure: the site's content column is :data:`CONTENT_WIDTH_PX` wide at a
+  figure: a figure's image is at most :data:`CONTENT_WIDTH_PX` wide at a
   1280 px window, and a wider image is scaled down to fit, its text with it;
 * a fractional tick (2.5) on an axis of positions or token indices: the
   axes of a heat map drawn with ``imshow`` (its pixels are indices) and any
@@ -25,6 +25,10 @@ figure a cell leaves open (the figures Jupyter shows when the cell ends):
 in the strict build only) makes IPython check the open figures at the end of
 every cell, inside the cell, so that a failing figure fails the cell and the
 build with an :class:`UnreadableFigure` that names the figure and its problem.
+It also writes into every figure's PNG the size of its smallest text, in the
+PNG's own pixels (:data:`SMALLEST_TEXT_KEY`, a ``tEXt`` entry): the site's
+browser test reads it back to check the text wherever and however large the
+page shows the image (on a phone, and enlarged).
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ import os
 
 import numpy as np
 
-#: width of the book's content column, in CSS pixels, at a 1280 px window
-CONTENT_WIDTH_PX = 752
+#: the widest the site shows a figure's image, in CSS pixels, at a 1280 px window: the article
+#: is 752 px wide there, less its padding and the output's margins (tests/site/test_site_figures.py
+#: measures it in the browser)
+CONTENT_WIDTH_PX = 672
 #: the smallest text a figure may show, in CSS pixels, at that width
 MIN_TEXT_PX = 9
 #: the ``gid`` of an image that is a picture, not a heat map (:func:`mark_picture`)
@@ -44,6 +50,9 @@ PICTURE_GID = "course-picture"
 #: scale with one colour bar: a colour map has 256 colours, so limits half a colour apart colour
 #: every value alike (to within that half colour); round-off on another CPU is far smaller
 SCALE_TOLERANCE = 1 / 512
+#: the ``tEXt`` key of a figure's PNG that says how tall its smallest text is, in the PNG's pixels
+#: (``"none"``: the figure has no text)
+SMALLEST_TEXT_KEY = "course:smallest-text-px"
 #: set to 1, the figures are checked outside the strict build too (a helper's run of one chapter)
 CHECK_VARIABLE = "ATTENTION_COURSE_FIGURE_CHECK"
 _POSITIONAL = "_course_positional"
@@ -153,8 +162,6 @@ def describe(fig) -> str:
 
 def figure_problems(fig) -> list[str]:
     """What a reader of the site could not read in ``fig`` (empty: nothing)."""
-    from matplotlib.text import Text
-
     fig.draw_without_rendering()   # lays out ticks, labels and colour bars as the PNG will show them
     renderer = fig.canvas.get_renderer()
     problems = []
@@ -181,17 +188,12 @@ def figure_problems(fig) -> list[str]:
 
     dpi = fig.dpi
     width_px = shown_width_px(fig, renderer)
-    axis_texts, checked = set(), []
     for ax in fig.axes:
         images = [m for m in ax.get_images() if not _is_picture(m)]
         for axis in (ax.xaxis, ax.yaxis):
-            for tick in axis.get_major_ticks(len(axis.get_majorticklocs())) + axis.get_minor_ticks():
-                axis_texts.update({id(tick.label1), id(tick.label2)})
-            axis_texts.update({id(axis.label), id(axis.offsetText)})
             if not (ax.get_visible() and ax.axison and axis.get_visible()):
                 continue
             drawn = list(_drawn_ticks(axis))
-            checked += [label for _, label in drawn] + [axis.label, axis.offsetText]
             positional = getattr(axis, _POSITIONAL, False) or (
                 id(ax) not in bar_axes and any(_is_index_image(image) for image in images))
             fractional = [label.get_text() for location, label in drawn
@@ -200,21 +202,60 @@ def figure_problems(fig) -> list[str]:
                 where = f" in the panel {ax.get_title()!r}" if ax.get_title() else ""
                 problems.append(f"the {axis.axis_name} axis of positions{where} has "
                                 f"fractional ticks {fractional[:4]} (use whole-number ticks)")
-    checked += [t for t in fig.findobj(Text) if id(t) not in axis_texts]
     small = {}
-    for text in checked:
-        content = text.get_text().strip()
-        if not content or not text.get_visible() or (text.axes is not None and not text.axes.get_visible()):
-            continue
+    for text in _drawn_texts(fig):
         px = text_px(text.get_fontsize(), dpi, width_px)
         if px < MIN_TEXT_PX - 1e-6:
-            small.setdefault(round(px, 1), content[:30])
+            small.setdefault(round(px, 1), text.get_text().strip()[:30])
     if small:
         px, example = min(small.items())
         problems.append(f"text as small as {px} px on the site (under {MIN_TEXT_PX} px), e.g. "
                         f"{example!r}: the figure is {width_px:.0f} px wide, shown at most "
                         f"{CONTENT_WIDTH_PX} px wide; use larger text or a narrower figure")
     return problems
+
+
+def _shown(texts):
+    """The texts of ``texts`` that the figure shows: visible, not empty, in a visible panel."""
+    for text in texts:
+        if (text.get_text().strip() and text.get_visible()
+                and (text.axes is None or text.axes.get_visible())):
+            yield text
+
+
+def _drawn_texts(fig) -> list:
+    """Every text the figure draws: the major tick labels inside each axis's view, axis labels,
+    offsets, and every other text (titles, legends, annotations, colour bar labels)."""
+    from matplotlib.text import Text
+
+    axis_texts, drawn = set(), []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks(len(axis.get_majorticklocs())) + axis.get_minor_ticks():
+                axis_texts.update({id(tick.label1), id(tick.label2)})
+            axis_texts.update({id(axis.label), id(axis.offsetText)})
+            if ax.get_visible() and ax.axison and axis.get_visible():
+                drawn += [label for _, label in _drawn_ticks(axis)] + [axis.label, axis.offsetText]
+    drawn += [t for t in fig.findobj(Text) if id(t) not in axis_texts]
+    return list(_shown(drawn))
+
+
+def smallest_text_px(fig) -> float | None:
+    """How tall the smallest text of ``fig`` is in its PNG, in the PNG's pixels (the figure's
+    dpi); ``None`` for a figure without text.  Where the page shows the PNG ``s`` times its
+    size, the text is ``s`` times as tall."""
+    fig.draw_without_rendering()
+    sizes = [text.get_fontsize() for text in _drawn_texts(fig)]
+    return min(sizes) * fig.dpi / 72 if sizes else None
+
+
+def png_with_smallest_text(fig, png, **kwargs):
+    """``png(fig, **kwargs)`` (IPython's PNG formatter for figures), with the figure's
+    :func:`smallest_text_px` written into the PNG under :data:`SMALLEST_TEXT_KEY`."""
+    smallest = smallest_text_px(fig)
+    metadata = dict(kwargs.pop("metadata", None) or {})
+    metadata[SMALLEST_TEXT_KEY] = "none" if smallest is None else f"{smallest:.2f}"
+    return png(fig, metadata=metadata, **kwargs)
 
 
 def check_figure(fig) -> None:
@@ -229,9 +270,23 @@ def check_open_figures(value=None):
     """Check every open figure (those a cell shows when it ends); returns ``value`` unchanged."""
     import matplotlib.pyplot as plt
 
+    if plt.get_fignums():
+        # the inline backend registers its PNG formatter when the first figure is made, after
+        # install(): wrap it now, before the figures are shown as the cell ends
+        _record_in_this_shell()
     for number in plt.get_fignums():
         check_figure(plt.figure(number))
     return value
+
+
+def _record_in_this_shell() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        record_smallest_text(shell)
 
 
 class _CheckFiguresAtCellEnd(ast.NodeTransformer):
@@ -275,4 +330,22 @@ def install(shell=None) -> bool:
         return False
     if not any(isinstance(t, _CheckFiguresAtCellEnd) for t in shell.ast_transformers):
         shell.ast_transformers.append(_CheckFiguresAtCellEnd())
+    record_smallest_text(shell)
+    return True
+
+
+def record_smallest_text(shell) -> bool:
+    """Make the shell's PNG of every figure carry its :func:`smallest_text_px`; False where
+    the shell draws figures some other way (no PNG formatter for them)."""
+    from functools import partial
+
+    from matplotlib.figure import Figure
+
+    formatter = shell.display_formatter.formatters["image/png"]
+    png = formatter.lookup_by_type(Figure) if Figure in formatter.type_printers else None
+    if png is None:
+        return False
+    if getattr(png, "func", None) is png_with_smallest_text:   # installed already
+        return True
+    formatter.for_type(Figure, partial(png_with_smallest_text, png=png))
     return True

@@ -134,15 +134,15 @@ def test_text_under_9_px_on_the_site_fails():
 
 def test_a_figure_wider_than_the_column_is_shrunk_with_its_text():
     # 9 pt at 110 dpi is 13.75 px; in a figure 18 inches wide, cropped to its content (over
-    # 1300 px), and shown 752 px wide, it is under 8 px
+    # 1300 px), and shown 672 px wide, it is under 7 px
     fig, _ = heat_map(fontsize=9, size=(18, 3))
     fig.draw_without_rendering()
     width = figure_check.shown_width_px(fig, fig.canvas.get_renderer())
     assert 1300 < width < 18 * 110
     problems = figure_problems(fig)
     assert any("text as small as" in p and f"{width:.0f} px wide" in p for p in problems)
-    assert figure_check.text_px(9, 110, 752) == pytest.approx(13.75)
-    assert figure_check.text_px(9, 110, 1504) == pytest.approx(6.875)
+    assert figure_check.text_px(9, 110, 672) == pytest.approx(13.75)
+    assert figure_check.text_px(9, 110, 1344) == pytest.approx(6.875)
 
 
 def test_fractional_ticks_on_a_heat_map_of_positions_fail():
@@ -212,3 +212,62 @@ def test_enabled_in_the_strict_build_only(monkeypatch):
     assert not figure_check.enabled()
     monkeypatch.setenv("ATTENTION_COURSE_CLAIMS_MODE", "assert")
     assert figure_check.enabled()
+
+
+def test_the_figures_image_is_shown_at_most_672_px_wide_at_1280_px():
+    # the article's 752 px less its padding and the output's margins, as the browser measures
+    # it (tests/site/test_site_figures.py): a figure 1000 px wide is shown at 0.672 of its size
+    assert figure_check.CONTENT_WIDTH_PX == 672
+    assert figure_check.text_px(10, 110, 1000) == pytest.approx(10 * 110 / 72 * 0.672)
+    fig, _ = heat_map(fontsize=9, size=(12, 3))    # 13.75 px, in a figure under 1000 px wide: over 9 px
+    assert figure_problems(fig) == []
+    fig, _ = heat_map(fontsize=9, size=(15, 3))    # about 1170 px wide: under 8 px
+    assert any("text as small as 7." in p for p in figure_problems(fig)), figure_problems(fig)
+
+
+def test_the_smallest_text_is_measured_in_the_pngs_pixels():
+    fig, ax = heat_map(fontsize=10)
+    ax.text(0, 0, "tiny", fontsize=6)
+    assert figure_check.smallest_text_px(fig) == pytest.approx(6 * 110 / 72)
+    ax.texts[0].set_visible(False)                # what the PNG does not show does not count
+    assert figure_check.smallest_text_px(fig) == pytest.approx(10 * 110 / 72)
+    empty, ax = plt.subplots()
+    ax.axis("off")
+    assert figure_check.smallest_text_px(empty) is None
+
+
+def png_text(data: str) -> dict:
+    import base64
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(data))).text
+
+
+def test_ipythons_png_of_a_figure_carries_its_smallest_text():
+    from IPython.core.pylabtools import select_figure_formats
+    from IPython.testing.globalipapp import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    formatter = shell.display_formatter.formatters["image/png"]
+    before = formatter.type_printers.get(Figure)
+    try:
+        select_figure_formats(shell, {"png"})          # as the inline backend does
+        assert figure_check.record_smallest_text(shell)
+        assert figure_check.record_smallest_text(shell)      # twice: wrapped once
+        png = formatter.lookup_by_type(Figure)
+        assert png.func is figure_check.png_with_smallest_text
+        assert png.keywords["png"].func.__name__ == "print_figure"   # IPython's own, not wrapped twice
+        fig, ax = heat_map(fontsize=10)
+        ax.set_title("small title", fontsize=7.5)
+        assert png_text(png(fig))[figure_check.SMALLEST_TEXT_KEY] == f"{7.5 * 110 / 72:.2f}"
+        blank, ax = plt.subplots()
+        ax.plot([0, 1], [1, 0])
+        ax.axis("off")
+        assert png_text(png(blank))[figure_check.SMALLEST_TEXT_KEY] == "none"
+    finally:
+        formatter.pop(Figure, None)
+        if before is not None:
+            formatter.for_type(Figure, before)
