@@ -41,6 +41,10 @@ from pathlib import Path
 BOOK = Path(__file__).resolve().parents[1]
 #: the first code cell of every chapter's notebook, as a template (REPOSITORY and VERSION filled in)
 INSTALL_TEMPLATE = Path(__file__).resolve().with_name("install_cell.py")
+#: the install cell's metadata: its code folded (Colab: a form showing its title; Jupyter: hidden input)
+FOLDED = {"cellView": "form", "jupyter": {"source_hidden": True}}
+#: the install cell's first line: what it does, the title Colab shows in place of its code
+TITLE = re.compile(r"^# @title .*\n")
 
 # Student notebooks published as they are (nbgrader metadata must survive).
 EXTRA_NOTEBOOKS = ("exercises/**/*.ipynb",)
@@ -125,6 +129,7 @@ def install_cell(repository_url: str, version: str, **settings: str) -> str:
 def practice_install_cell(repository_url: str, version: str) -> str:
     """The install lines an exercise's practice call gets: the grader (``[practice]``), no data."""
     source = install_cell(repository_url, version, EXTRAS="practice", NEEDS="nbgrader")
+    source = TITLE.sub("", source, count=1)   # inside the practice cell, not a cell of its own
     source, count = re.subn(r"^DATA = \[.*$", "DATA = []", source, flags=re.MULTILINE)
     if count != 1:
         raise ValueError(f"{INSTALL_TEMPLATE.name}: expected one line `DATA = [...]`")
@@ -192,7 +197,11 @@ def clean_notebook(path: Path, references=None, docname: str | None = None,
     if install is not None:
         first_code = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"),
                           len(notebook.cells))
-        notebook.cells.insert(first_code, nbformat.v4.new_code_cell(install))
+        cell = nbformat.v4.new_code_cell(install)
+        # folded out of the reader's way: Colab shows the cell's "# @title" line (a form),
+        # JupyterLab and Notebook 7 a collapsed input; the outputs (pip's progress) still show
+        cell.metadata.update(FOLDED)
+        notebook.cells.insert(first_code, cell)
     for index, cell in enumerate(notebook.cells):
         # jupytext draws random ids; stable ones keep rebuilds byte-identical.
         digest = hashlib.sha1(f"{index}\n{cell.source}".encode()).hexdigest()[:8]

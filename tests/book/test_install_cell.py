@@ -177,3 +177,26 @@ def test_the_published_practice_cell_installs_then_checks():
     published = course_notebooks.with_practice_install(exercise.read_text(), "INSTALL LINES")
     last = nbformat.reads(published, as_version=4).cells[-1]
     assert last.source.startswith("INSTALL LINES\n\n") and last.source.endswith("check()")
+
+
+def test_the_install_cell_is_short_titled_and_folded(exported):
+    """A student scrolls past it: one title line saying what it does, at most 35 lines of code,
+    none wider than the notebook's code box, and folded (Colab shows its title as a form,
+    JupyterLab and Notebook 7 hide its input); its output, pip's progress, still shows."""
+    cell = course_notebooks.install_cell(REPOSITORY, HEAD)
+    lines = cell.splitlines()
+    assert lines[0].startswith("# @title Install the course")
+    assert len(lines) <= 35, f"{len(lines)} lines"
+    assert max(map(len, lines)) <= 100
+    for docname in CHAPTERS:
+        first = code_cells(nbformat.read(exported / f"{docname}.ipynb", as_version=4))[0]
+        assert first.metadata.get("cellView") == "form", docname
+        assert first.metadata.get("jupyter", {}).get("source_hidden") is True, docname
+        later = code_cells(nbformat.read(exported / f"{docname}.ipynb", as_version=4))[1:]
+        assert not any(c.metadata.get("jupyter", {}).get("source_hidden") for c in later), docname
+
+
+def test_the_practice_cells_install_lines_have_no_title_of_their_own():
+    lines = course_notebooks.practice_install_cell(REPOSITORY, HEAD).splitlines()
+    assert not any("@title" in line for line in lines)
+    assert lines[0].startswith("REPOSITORY = ")
