@@ -12,8 +12,9 @@ from .figure_check import mark_picture, mark_positional
 #: the smallest text the helpers draw, in points: 8 pt at the book's 110 dpi is 12 px, still
 #: 9 px or more on the site in a figure shown up to a quarter narrower than it is drawn
 SMALL_TEXT_PT = 8
-#: the tick labels of a grid of panels, which is often wider than the page and shown smaller
-GRID_TEXT_PT = 9
+#: the tick labels and titles of a grid of panels, which is often wider than the page and shown
+#: smaller: 10 pt is 9 px or more in a grid up to 1140 px wide, shown 672 px wide
+GRID_TEXT_PT = 10
 
 
 def plot_attention(weights, query_tokens: Sequence[str] | None = None,
@@ -103,11 +104,11 @@ def plot_attention_heads(weights, tokens: Sequence[str], query_tokens: Sequence[
             else:
                 ax.set_yticks([])
             if panel_titles is not None:
-                ax.set_title(panel_titles[r * cols + c], fontsize=9)
+                ax.set_title(panel_titles[r * cols + c], fontsize=GRID_TEXT_PT)
             elif r == 0 and col_labels is not None:
-                ax.set_title(col_labels[c], fontsize=9)
+                ax.set_title(col_labels[c], fontsize=GRID_TEXT_PT)
             if c == 0 and row_labels is not None:
-                ax.set_ylabel(row_labels[r], fontsize=9)
+                ax.set_ylabel(row_labels[r], fontsize=GRID_TEXT_PT)
     if colorbar_label is not None:   # one bar: every panel is on its scale
         fig.colorbar(image, ax=axes, shrink=min(1.0, 0.5 + 0.25 * rows), label=colorbar_label)
     if suptitle:
