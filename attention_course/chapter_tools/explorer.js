@@ -126,19 +126,17 @@
       }
       // A grid: a row per layer, a column per head ("head 2" in the row "layer 1"). One Tab stop
       // (the head shown, or the one last moved to); the arrow keys move, Enter or Space picks.
+      // (laid out as a table, so that the heads line up in columns; its box scrolls if too wide)
+      var box = el("div", {"class": "attention-explorer-heads-box"}, controls);
       var grid = el("div", {"class": "attention-explorer-heads", role: "grid",
-                            "aria-label": "layer and head (arrow keys move, Enter picks)"}, controls);
-      var nameWidth = Math.max.apply(null, d.layers.map(function (n) { return n.length; })) + 1;
-      var headWidth = Math.max.apply(null, d.heads.map(function (n) { return n.length; })) + 1;
+                            "aria-label": "layer and head (arrow keys move, Enter picks)"}, box);
       d.layers.forEach(function (layerName, l) {
         var row = el("div", {"class": "attention-explorer-layer", role: "row"}, grid);
-        el("span", {"class": "attention-explorer-layer-name", role: "rowheader",
-                    style: "min-width: " + nameWidth + "ch"}, row).textContent = layerName;
+        el("span", {"class": "attention-explorer-layer-name", role: "rowheader"}, row).textContent = layerName;
         d.heads.forEach(function (headName, h) {
-          var cell = el("span", {role: "gridcell"}, row);
+          var cell = el("span", {"class": "attention-explorer-head", role: "gridcell"}, row);
           var b = el("button", {type: "button", "data-layer": l, "data-head": h, tabindex: "-1",
-                                "aria-label": layerName + ", " + headName,
-                                style: "min-width: " + headWidth + "ch"}, cell);
+                                "aria-label": layerName + ", " + headName}, cell);
           b.textContent = headName;
           b.addEventListener("click", function () {
             self.state.layer = l; self.state.head = h; self.draw(); self.rove(grid, b);

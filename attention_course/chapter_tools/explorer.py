@@ -57,10 +57,11 @@ _STYLE = """<style>
 .attention-explorer { margin: 0.5em 0 1em; font-size: 0.9em; color: #222; background: #fff;
   padding: 4px 6px; border-radius: 4px; }
 .attention-explorer svg text { font: 12px sans-serif; fill: currentColor; }
-.attention-explorer-heads { margin: 0.3em 0; padding: 4px; overflow-x: auto; }
-.attention-explorer-layer { display: flex; align-items: center; }
-.attention-explorer-layer-name { padding-right: 0.4em; white-space: nowrap; position: sticky; left: 0;
-  z-index: 1; color: #222; background: #fff; }
+.attention-explorer-heads-box { margin: 0.3em 0; padding: 4px; overflow-x: auto; }
+.attention-explorer-heads { display: table; }
+.attention-explorer-layer { display: table-row; }
+.attention-explorer-layer-name, .attention-explorer-head { display: table-cell; vertical-align: middle; }
+.attention-explorer-layer-name { padding-right: 0.4em; white-space: nowrap; color: #222; background: #fff; }
 .attention-explorer button { min-width: 2em; min-height: 24px; border: 1px solid #767676; background: #fff;
   color: #222; border-radius: 3px; cursor: pointer; padding: 0 2px; margin: 1px; font-size: 0.8em;
   white-space: nowrap; }
@@ -74,9 +75,10 @@ _STYLE = """<style>
 .attention-explorer-readout { min-height: 1.5em; font-family: monospace; }
 /* On a phone, a layer's head buttons wrap onto more lines rather than scroll. */
 @media (max-width: 760px) {
-  .attention-explorer-heads { overflow-x: visible; }
-  .attention-explorer-layer { flex-wrap: wrap; margin-bottom: 2px; }
-  .attention-explorer-layer-name { position: static; }
+  .attention-explorer-heads-box { overflow-x: visible; }
+  .attention-explorer-heads { display: block; }
+  .attention-explorer-layer { display: flex; flex-wrap: wrap; align-items: center; margin-bottom: 2px; }
+  .attention-explorer-layer-name, .attention-explorer-head { display: block; }
 }
 </style>"""
 
