@@ -32,6 +32,14 @@
    (so the strict build fails) when a page would load a script from the
    network, and writes each inline script once (see ``drop_duplicate_scripts``).
 
+6. **No accessibility violations** (axe-core's WCAG 2 A and AA rules, which
+   ``tests/site/test_site_accessibility.py`` runs on every page).  Two things
+   the theme and docutils write are fixed as each page is written
+   (:func:`accessible_page`): the sidebar's expanders (``<summary>``) get a
+   name, and the bibliography's entries the role its list needs
+   (``listitem``, not the deprecated ``doc-biblioentry``).  The search index
+   reads maths as text and the glossary once (:func:`searchable_doctree`).
+
 5. **A failed chapter still has a page.**  ``scripts/build_book.py`` caches a
    chapter that failed with the outputs its cells made up to the failure and
    names it in ``_build/failed-pages.json``; such a page gets, at its top, an
@@ -46,7 +54,9 @@ import json
 import math
 import os
 import posixpath
+import re
 import sys
+from html import escape, unescape
 from pathlib import Path
 
 from docutils import nodes
@@ -417,6 +427,129 @@ class ClaimsTable(SphinxDirective):
         return seed, values
 
 
+# --- 6. accessibility ----------------------------------------------------------------
+
+#: an entry of the bibliography, as docutils writes it (``<div class="citation" ... role="doc-biblioentry">``)
+CITATION_ROLE = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
+#: a sidebar entry with pages under it, as pydata-sphinx-theme writes it: its link, then an
+#: expander whose ``<summary>`` holds only an icon
+SIDEBAR_EXPANDER = re.compile(r'(<a\b[^>]*>(?P<title>(?:(?!</a>).)*)</a>\s*<details\b[^>]*>\s*)<summary>', re.S)
+
+
+def name_sidebar_expanders(html: str) -> str:
+    """Give each sidebar ``<summary>`` (an icon only, no name for a screen reader) a name."""
+    def named(match: re.Match) -> str:
+        title = " ".join(re.sub(r"<[^>]+>", "", match["title"]).split())
+        label = escape(f"Pages under {unescape(title)}", quote=True)
+        return f'{match[1]}<summary aria-label="{label}">'
+
+    return SIDEBAR_EXPANDER.sub(named, html)
+
+
+def accessible_page(app: Sphinx, pagename, templatename, context, doctree):
+    """Fix what the theme and docutils write that an accessibility check fails (see 6. above)."""
+    if "body" in context:
+        # The list of references (role="list") must hold list items: doc-biblioentry is
+        # deprecated in WAI-ARIA 1.3 and not a list item.
+        context["body"] = CITATION_ROLE.sub(r'\1 role="listitem"', context["body"])
+    generate = context.get("generate_toctree_html")
+    if generate is not None and not getattr(generate, "course_named", False):
+        def generate_named(*args, **kwargs):
+            return name_sidebar_expanders(str(generate(*args, **kwargs)))
+
+        generate_named.course_named = True
+        context["generate_toctree_html"] = generate_named
+
+
+# What a reader searches for is words: the search index reads a page's maths as text
+# ("softmax(QKᵀ / √d_k)"), not as LaTeX ("mathrm", "frac", "sqrt" were words of the index),
+# and the glossary once, as a page, not once more for every term it defines (each term was an
+# index entry, listed above every page: "attention" found the glossary three times, first).
+# course.js reads the maths of the snippets under each result the same way.
+
+#: LaTeX commands read as a symbol
+LATEX_SYMBOLS = {
+    "top": "ᵀ", "cdot": "·", "times": "×", "in": "∈", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥",
+    "neq": "≠", "approx": "≈", "sum": "Σ", "prod": "Π", "infty": "∞", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "mapsto": "↦", "ldots": "…", "dots": "…", "cdots": "…", "odot": "⊙", "oplus": "⊕",
+    "sqrt": "√", "mid": "|", "partial": "∂", "nabla": "∇", "pm": "±", "propto": "∝", "sim": "~",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
+    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
+    "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ",
+    "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+}
+#: LaTeX commands that only style or space what follows: read as nothing
+LATEX_SILENT = {
+    "mathrm", "mathbf", "mathit", "mathcal", "mathsf", "mathtt", "mathbb", "boldsymbol", "bm", "text",
+    "textrm", "textit", "textbf", "operatorname", "displaystyle", "textstyle", "scriptstyle", "left",
+    "right", "big", "Big", "bigg", "Bigg", "hat", "tilde", "bar", "vec", "overline", "underbrace",
+    "overbrace", "nonumber", "notag", "quad", "qquad", "label", "tag", "limits",
+}
+
+
+def _group(text: str, start: int) -> tuple[str, int]:
+    """The ``{...}`` group (or single character) of LaTeX at ``start``: its content and its end."""
+    while start < len(text) and text[start].isspace():
+        start += 1
+    if start >= len(text) or text[start] != "{":
+        return text[start:start + 1], start + 1
+    depth = 0
+    for end in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            return text[start + 1:end], end + 1
+    return text[start + 1:], len(text)
+
+
+def plain_maths(tex: str) -> str:
+    """LaTeX as a reader would type it into a search box: ``\\mathrm{softmax}(QK^\\top)`` is
+    ``softmax(QKᵀ)``, ``\\frac{a}{b}`` is ``(a)/(b)``; environments, spacing and font commands
+    disappear.  (course.js does the same for the snippets of the search page.)"""
+    text = re.sub(r"\\\\(\[[^\]]*\])?", " ", tex)          # line breaks, \\[2pt]
+    text = re.sub(r"\\[()\[\]]|^\s*\$\$?|\$\$?\s*$", " ", text)   # delimiters: \( \) \[ \] $$
+    text = re.sub(r"\\(begin|end)\{[^}]*\}|\\(label|tag)\{[^}]*\}", " ", text)
+    while (found := re.search(r"\\[dt]?frac(?![A-Za-z])", text)):
+        numerator, after = _group(text, found.end())
+        denominator, after = _group(text, after)
+        text = f"{text[:found.start()]}({numerator})/({denominator}){text[after:]}"
+    text = re.sub(r"&|\\[,;:! ]|~", " ", text)
+    text = re.sub(r"\\([{}_%#$])", r"\1", text)
+    text = re.sub(r"\\([A-Za-z]+)",
+                  lambda m: LATEX_SYMBOLS.get(m[1], "" if m[1] in LATEX_SILENT else m[1]), text)
+    text = text.replace("{", "").replace("}", "").replace("^ᵀ", "ᵀ")
+    return " ".join(text.split())
+
+
+def searchable_doctree(doctree: nodes.document) -> nodes.document:
+    """What the search index reads of a page: its maths as plain text, its glossary's terms
+    without index entries of their own."""
+    from sphinx import addnodes
+
+    copy = doctree.deepcopy()
+    for node in list(copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+        # (replace_self would refuse: a numbered equation's ids go with it, in this copy only)
+        node.parent.replace(node, nodes.Text(f" {plain_maths(node.astext())} "))
+    for glossary in copy.findall(addnodes.glossary):
+        for entry in list(glossary.findall(addnodes.index)):
+            entry.parent.remove(entry)
+    return copy
+
+
+def index_searchable_text(app: Sphinx) -> None:
+    """Make the HTML builder index :func:`searchable_doctree` of each page (the page itself
+    is written as it is)."""
+    index_page = getattr(app.builder, "index_page", None)
+    if index_page is None or getattr(index_page, "course_searchable", False):
+        return
+
+    def searchable_index_page(pagename, doctree, title):
+        return index_page(pagename, searchable_doctree(doctree), title)
+
+    searchable_index_page.course_searchable = True
+    app.builder.index_page = searchable_index_page
+
+
 # --- 5. failed pages ------------------------------------------------------------------
 
 def failed_pages(app: Sphinx) -> dict[str, dict]:
@@ -462,6 +595,8 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", point_buttons_at_notebooks, priority=600)
     app.connect("html-page-context", drop_duplicate_scripts, priority=600)
     app.connect("html-page-context", check_scripts_are_local, priority=600)
+    app.connect("html-page-context", accessible_page, priority=600)
+    app.connect("builder-inited", index_searchable_text)
     app.connect("build-finished", write_site_notebooks)
     app.add_node(ChapterTimesNode)
     app.add_directive("course-chapter-times", ChapterTimes)
@@ -470,4 +605,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-read", count_words)
     app.connect("doctree-read", mark_failed_page)
     app.connect("env-get-outdated", outdated_tables)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: a build with an older environment reads and writes every page again, so
+    # that the search index is made from every page as searchable_doctree reads it
+    return {"version": "1.0", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
