@@ -1,7 +1,7 @@
 """Benchmark: what reading one reply of the student's process costs the grader, in time and memory.
 
 The clean re-check reads the replies of the student's process in one strict
-format (``course_grader/recheck_protocol.py``), bounded in bytes, values,
+format (``course_grader/recheck/wire_format.py``), bounded in bytes, values,
 nesting and arrays.  This prints, for the largest reply those limits allow and
 for replies that claim far more than they hold (refused before anything is
 built from them), the seconds (without ``tracemalloc``) and the peak memory (``tracemalloc``, the
@@ -23,7 +23,7 @@ import struct
 import time
 import tracemalloc
 
-from course_grader.recheck_protocol import MAX_FRAME, ReplyError, decode, unpack
+from course_grader.recheck.wire_format import MAX_FRAME, ReplyError, decode, unpack
 
 
 def frame(header: dict, data: bytes = b"") -> bytes:

@@ -20,11 +20,10 @@ What nbgrader's pipeline runs on each notebook (named in ``nbgrader_config.py``)
   :mod:`~course_grader.instructor_cells` says), stderr that does not zero a test,
   the clean re-check, the grading report written; their settings in
   :mod:`~course_grader.preprocessors.config`;
-* :mod:`~course_grader.recheck` -- the clean re-check's test loop: tests in the
-  grader, the student's code in a sandboxed process reached through
-  :mod:`~course_grader.student_process` (the transport), which runs
-  :mod:`~course_grader.recheck_child` and talks the wire format of
-  :mod:`~course_grader.recheck_protocol`;
+* :mod:`~course_grader.recheck` -- the clean re-check, one package: its loop
+  (tests in the grader), the student's process it talks to (the transport,
+  the sandboxed program, the wire format), the files brought back, and the
+  call recording the catalogue of mistakes uses;
 * :mod:`~course_grader.hidden_tests` -- every rule about hidden tests: their
   markers, withholding them from the kernel, what they get from the grader
   (the reference solution, inputs drawn from the course's secret), what their

@@ -36,7 +36,7 @@ Every rule about hidden tests is here, in the order a submission meets them:
    cells before the student's kernel starts, and records the cells as
    *pending* in the grading report;
 2. the clean re-check (:class:`~course_grader.preprocessors.CleanRecheck`,
-   :func:`course_grader.recheck.rerun`) runs the whole cells in the grader,
+   :func:`course_grader.recheck.grader_loop.rerun`) runs the whole cells in the grader,
    with :func:`grader_names` (``reference``, ``grading_rng``);
 3. a failure there is worded by :func:`hidden_failure_message`: the grader's
    words and the test's declared description, nothing the student returned;
@@ -59,7 +59,8 @@ from pathlib import Path
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
-from . import instructor_code, student_process
+from . import instructor_code
+from .recheck import transport
 from .cells import HIDDEN_NOT_RUN, fail, grade_id, is_skipped, is_test
 
 SECRET_FILE = ".hidden-tests-secret"
@@ -220,12 +221,12 @@ def hidden_failure_message(error: BaseException, sources: dict, where: str = IN_
     or of the check's description argument, read from the test's source (``sources``: file name
     -> source of the test and setup cells), with every ``{field}`` left out as "…".
     """
-    if getattr(error, student_process.FROM_STUDENT, None):
+    if getattr(error, transport.FROM_STUDENT, None):
         # Not the type it was rebuilt as (the student picks it, and a name can be a code), only
         # whether it is the exercise's stub: NotImplementedError, what nbgrader leaves to replace.
         raised = "NotImplementedError" if isinstance(error, NotImplementedError) else "an exception"
         what = f"your code raised {raised} during {where}"
-    elif isinstance(error, (student_process.StudentProcessError, student_process.NotPlainData)):   # messages made of the grader's words
+    elif isinstance(error, (transport.StudentProcessError, transport.NotPlainData)):   # messages made of the grader's words
         what = f"{error} (in {where})"
     else:
         what = f"{type(error).__name__} in {where}"

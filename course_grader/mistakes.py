@@ -16,7 +16,8 @@ solution in its own process (it is the instructor's code, like the
 
 While a hidden test runs in the clean re-check (:mod:`course_grader.recheck`),
 every call it makes to one of the student's functions is recorded with its
-arguments and result, when all of them are plain data.  If the test fails,
+arguments and result, when all of them are plain data
+(:mod:`course_grader.recheck.call_recording`).  If the test fails,
 :func:`diagnose` calls each catalogued wrong answer on the same arguments: a
 wrong answer whose results equal the student's on every recorded call (and
 differ from the reference solution on at least one) is named in the feedback
@@ -34,11 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import hidden_tests
+from .recheck.call_recording import MAX_CALLS, MAX_RECORDED_BYTES, Call, plain  # noqa: F401 (the catalogue's vocabulary)
 
 CATALOGUE_FILE = "mistakes.py"
-#: Calls recorded per test, and how large their arrays may be in all (bytes).
-MAX_CALLS = 32
-MAX_RECORDED_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -46,16 +45,6 @@ class Mistake:
     name: str
     explain: str
     edits: tuple
-
-
-@dataclass
-class Call:
-    """One call of a student's function during a test: ``name(*args, **kwargs) -> result``."""
-
-    name: str
-    args: tuple
-    kwargs: dict
-    result: object
 
 
 def load_catalogue(folder: Path) -> list[Mistake]:
@@ -154,23 +143,3 @@ def _same(a, b) -> bool:
         return bool(np.array_equal(a, b))
     except (TypeError, ValueError):
         return False
-
-
-def plain(value, budget: list[int]) -> bool:
-    """Whether ``value`` is plain data (numbers, strings, arrays, containers of them) within ``budget``.
-
-    ``budget`` holds the bytes still allowed, and is reduced by the arrays found.
-    """
-    import numpy as np
-
-    kind = type(value)      # not isinstance: a stand-in for a student's object may name its class
-    if value is None or issubclass(kind, (bool, int, float, complex, str, bytes, np.generic)):
-        return True
-    if issubclass(kind, np.ndarray):
-        budget[0] -= value.nbytes
-        return value.dtype != object and budget[0] >= 0
-    if issubclass(kind, (tuple, list)):
-        return all(plain(v, budget) for v in value)
-    if issubclass(kind, dict):
-        return all(type(k) is str and plain(v, budget) for k, v in value.items())
-    return False

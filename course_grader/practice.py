@@ -260,7 +260,7 @@ def _run_tests(nb, path: Path, course: _Course, assignment: str, source_path: Pa
     from .nbgrader_api import sanitized
     from .preprocessors import CleanRecheck
     from .preprocessors.config import GradingLimits
-    from .recheck import Verdicts
+    from .recheck.grader_loop import Verdicts
 
     config = course.config
     names = {"db_url": _gradebook(course, assignment, source_path), "assignment": assignment,

@@ -2,7 +2,7 @@
 
 Every test that passed inside the notebook is run again, with the student's
 code in a separate sandboxed process and the test code in the grader
-(:mod:`course_grader.recheck`); hidden tests, withheld from the notebook, run
+(:mod:`course_grader.recheck.grader_loop`); hidden tests, withheld from the notebook, run
 only here.  What comes of it is written into the notebook (a failed cell's
 error, :mod:`course_grader.cells`) and into the grading report:
 
@@ -30,7 +30,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import List, default
 
-from .. import hidden_tests, instructor_code, mistakes, recheck, sandbox
+from .. import hidden_tests, instructor_code, mistakes, sandbox
+from ..recheck import grader_loop
 from ..cells import CLEAN_RERUN_FAILED, HIDDEN_FAILED, TIME_LIMIT, fail, grade_id, is_skipped, is_test
 from ..report import Diagnosis, GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
@@ -114,11 +115,11 @@ class CleanRecheck(NbGraderPreprocessor):
             if match:
                 report.flag(f"the code {reason} ({match.group(0).strip()!r})")
 
-    def _rerun(self, cells, api, imports, workdir, passed, names: dict, budget: float) -> recheck.Verdicts:
+    def _rerun(self, cells, api, imports, workdir, passed, names: dict, budget: float) -> grader_loop.Verdicts:
         slot = os.environ.get(f"{sandbox.ENV_PREFIX}_SLOT")
         hidden = any(c.hidden for c in cells)
         source = hidden_tests.source_notebook(self.config, names["assignment"], names["notebook"])
-        return recheck.rerun(
+        return grader_loop.rerun(
             cells, api, workdir, passed, limits={"memory_mb": self.limits.memory_mb},
             slot=int(slot) if slot else None, cell_timeout=self.limits.cell_timeout,
             notebook_timeout=budget, forbid=GradingPolicy(parent=self).forbidden(names["assignment"]),
@@ -129,7 +130,7 @@ class CleanRecheck(NbGraderPreprocessor):
 
     # -- what it found --------------------------------------------------------
 
-    def _record(self, nb, cells, verdicts: recheck.Verdicts, report: GradingReport) -> None:
+    def _record(self, nb, cells, verdicts: grader_loop.Verdicts, report: GradingReport) -> None:
         """Each verdict as the cell's failure, an event or a flag (see the module's docstring)."""
         hidden_cells = {c.index for c in cells if c.hidden}
         for index, found in sorted(verdicts.diagnoses.items()):
@@ -195,7 +196,7 @@ class CleanRecheck(NbGraderPreprocessor):
 
 
 def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> list:
-    """The notebook's code cells as :class:`course_grader.recheck.Cell`: test, setup or the student's.
+    """The notebook's code cells as :class:`course_grader.recheck.grader_loop.Cell`: test, setup or the student's.
 
     A cell tagged ``skip-execution`` is left out, as nbclient leaves it out of the notebook's run.
 
@@ -211,18 +212,18 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
         gid = grade_id(cell)
         source_cell = sources.get(gid)
         if gid in tests and is_test(cell) and source_cell is not None:
-            cells.append(recheck.Cell(index, "test", source_cell.source, gid,
+            cells.append(grader_loop.Cell(index, "test", source_cell.source, gid,
                                       hidden_tests.withhold(source_cell.source, marks).regions))
         elif (source_cell is not None and source_cell.locked and not utils.is_solution(cell)
               and not utils.is_grade(cell) and cell.source == source_cell.source):
-            cells.append(recheck.Cell(index, "setup", source_cell.source, gid))
+            cells.append(grader_loop.Cell(index, "setup", source_cell.source, gid))
         else:
-            cells.append(recheck.Cell(index, "student", cell.source, gid or f"cell {index}"))
+            cells.append(grader_loop.Cell(index, "student", cell.source, gid or f"cell {index}"))
     return cells
 
 
 def setup_names(cells) -> set[str]:
-    """Every name the setup cells (``recheck.Cell`` of kind "setup") bind: defined or imported."""
+    """Every name the setup cells (``grader_loop.Cell`` of kind "setup") bind: defined or imported."""
     names: set[str] = set()
     for cell in cells:
         if cell.kind == "setup":

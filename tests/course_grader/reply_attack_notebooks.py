@@ -1,7 +1,7 @@
 """The re-check's reply attacks as whole submissions of an assignment, for grading them end to end.
 
 ``test_reply_attacks.py`` forges replies from a one-function student program
-run by :func:`course_grader.recheck.rerun` directly.  Here the same forgeries
+run by :func:`course_grader.recheck.grader_loop.rerun` directly.  Here the same forgeries
 (its ``MALFORMED_REPLIES``, ``SWOLLEN_REPLIES`` and ``ARCHIVE_REPLY``) go into
 the instructor's solution of a real assignment: every function of every
 solution cell answers as the solution does in the notebook's kernel, and with
@@ -20,7 +20,7 @@ import copy
 from grading_support import solved_notebook
 from test_reply_attacks import ARCHIVE_REPLY, FORGER, MALFORMED_REPLIES, SWOLLEN_REPLIES
 
-MAX_FRAME_BYTES = 64 * 2 ** 20      # course_grader.recheck_protocol.MAX_FRAME, as a student reads it
+MAX_FRAME_BYTES = 64 * 2 ** 20      # course_grader.recheck.wire_format.MAX_FRAME, as a student reads it
 MAX_HEADER_BYTES = 4 * 2 ** 20      # ... MAX_HEADER
 
 LARGEST_VALUES = f"return {{i: (1.5,) for i in range(33_000)}}, _np.zeros({MAX_FRAME_BYTES} - 2 * 2 ** 20, _np.uint8)"

@@ -32,7 +32,7 @@ def test_the_grader_imports_neither_the_course_package_nor_the_authoring_tools()
 
 
 def test_the_sandboxed_program_is_the_protocol_then_the_child():
-    from course_grader import student_process
+    from course_grader.recheck import transport as student_process
 
     source = student_process.child_source()
     ast.parse(source)   # one program: the protocol's __future__ import comes first

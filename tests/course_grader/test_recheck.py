@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_grader.recheck import Cell, rerun
+from course_grader.recheck.grader_loop import Cell, rerun
 
 SETUP = "import numpy as np\ndef check(a, b):\n    assert np.allclose(a, b), 'wrong values'"
 
@@ -338,7 +338,8 @@ def test_an_object_built_to_be_asked_for_ever_costs_a_test_a_bounded_number_of_q
     without end, each a round trip.  A test may ask the student's objects so many questions, then
     fails in the grader's words, and the next test gets as many again; an honest test that asks
     fewer (a generator's values) is answered."""
-    from course_grader import limits, student_process
+    from course_grader import limits
+    from course_grader.recheck import transport as student_process
 
     monkeypatch.setattr(limits, "OBJECT_QUESTIONS_PER_TEST", 300)
     asked = []
@@ -364,7 +365,7 @@ def test_an_object_built_to_be_asked_for_ever_costs_a_test_a_bounded_number_of_q
 
 
 def test_an_interrupted_call_gets_no_grace_beyond_the_submission_s_budget():
-    from course_grader.student_process import INTERRUPT_GRACE_SECONDS, interrupt_grace
+    from course_grader.recheck.transport import INTERRUPT_GRACE_SECONDS, interrupt_grace
 
     assert interrupt_grace(100.0, 1000.0) == 100.0 + INTERRUPT_GRACE_SECONDS
     assert interrupt_grace(100.0, 101.0) == 101.0       # what is left of the budget, no more

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from course_grader.recheck_protocol import (MAX_ARRAYS, MAX_DEPTH, MAX_FRAME, MAX_HEADER, MAX_STRING,
+from course_grader.recheck.wire_format import (MAX_ARRAYS, MAX_DEPTH, MAX_FRAME, MAX_HEADER, MAX_STRING,
                                             ReplyError, check_structure, decode, encode, handle_kind, pack,
                                             unpack)
 

@@ -6,7 +6,7 @@ import pytest
 
 from course_grader import hidden_tests
 from course_grader.hidden_tests import ReferenceUnavailable, reference_solution
-from course_grader.recheck import Cell, rerun
+from course_grader.recheck.grader_loop import Cell, rerun
 
 
 def _source(tmp_path, *cells):

@@ -22,7 +22,7 @@ import tracemalloc
 import pytest
 
 from course_grader.hidden_tests import delimiters, hidden_regions
-from course_grader.recheck import Cell, rerun
+from course_grader.recheck.grader_loop import Cell, rerun
 
 SETUP = '''import numpy as np
 def check_close(actual, expected, what):

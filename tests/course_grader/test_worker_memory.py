@@ -1,7 +1,7 @@
 """A grading worker's own memory stays under the bound the instructor page states, whatever the replies.
 
 The clean re-check reads every reply of the student's process in the grading
-worker (``course_grader/recheck_protocol.py``); the kernel and the re-check's
+worker (``course_grader/recheck/wire_format.py``); the kernel and the re-check's
 student process are sandboxed and bounded by their own address-space limit,
 the worker is not.  Each submission here is graded alone, through one real
 worker of :func:`course_grader.grade.grade`, and the worker's own peak

@@ -11,7 +11,7 @@ from course_grader import cells
 from course_grader.hidden_tests import Delimiters, delimiters
 from course_grader.preprocessors import TAMPERING_PATTERNS, CleanRecheck
 from course_grader.preprocessors.clean_recheck import assignment_names, classify
-from course_grader.recheck import Verdicts
+from course_grader.recheck.grader_loop import Verdicts
 from course_grader.report import GradingReport
 
 SOURCES = {"setup": SimpleNamespace(source=SETUP, locked=True, cell_type="code"),
@@ -151,7 +151,7 @@ def test_diagnoses_process_events_and_time_go_into_the_report():
 
 
 def test_the_setup_cells_names_are_what_they_define_and_import():
-    from course_grader import recheck
+    from course_grader.recheck import grader_loop as recheck
     from course_grader.preprocessors.clean_recheck import setup_names
 
     cells = [recheck.Cell(0, "setup", "import numpy as np\nfrom math import sqrt as root\nX = 1\n"

@@ -9,10 +9,10 @@ can be trusted.
 The clean re-run splits the two apart:
 
 * the student's cells run in a fresh, sandboxed Python process
-  (:class:`course_grader.student_process.StudentProcess`), which only ever
+  (:class:`~course_grader.recheck.transport.StudentProcess`), which only ever
   *answers calls*;
 * the setup and test cells run here, in the grader, against
-  :class:`~course_grader.student_process.Remote` stand-ins for the functions
+  :class:`~course_grader.recheck.transport.Remote` stand-ins for the functions
   the assignment asks for.  A call sends the arguments (plain data) over a
   pipe and brings back the result (plain data); the assertions that judge it
   never leave the grader.
@@ -20,7 +20,7 @@ The clean re-run splits the two apart:
 So whatever the student's code does to its own process, the only thing it
 controls is what its functions return, which is exactly what is being graded.
 This module is the test loop (:func:`rerun`); the transport is
-:mod:`course_grader.student_process`, and what a failed hidden test may say
+:mod:`~course_grader.recheck.transport`, and what a failed hidden test may say
 is :func:`course_grader.hidden_tests.hidden_failure_message`.
 """
 
@@ -35,10 +35,10 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-from . import instructor_code, mistakes
-from . import limits as default_limits
-from .hidden_tests import AFTER_HIDDEN, ReferenceUnavailable, hidden_failure_message
-from .student_process import StudentProcess, StudentProcessError, StudentTimeout, TransportError
+from .. import instructor_code, mistakes
+from .. import limits as default_limits
+from ..hidden_tests import AFTER_HIDDEN, ReferenceUnavailable, hidden_failure_message
+from .transport import StudentProcess, StudentProcessError, StudentTimeout, TransportError
 from .written_files import WrittenFiles
 
 
@@ -174,7 +174,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     elif cell.hidden:   # any failure of a cell with hidden tests: their data may be in it
                         hidden_failures.add(cell.index)
                         failures[cell.index] = hidden_failure_message(error, dict(sources, **{filename: cell.source}))
-                        found = _diagnose(diagnoser, process.calls or [])
+                        found = _diagnose(diagnoser, process.recorder.calls or [])
                         if found:
                             diagnoses[cell.index] = [m.name for m in found]
                             failures[cell.index] += "\n" + mistakes.feedback(found)
@@ -186,7 +186,7 @@ def rerun(cells: list[Cell], api_names: list[str], workdir: str, tests_to_check:
                     if isinstance(error, StudentProcessError):
                         process.events.append((cell.index, str(error)))
                 finally:
-                    process.calls = None
+                    process.recorder.stop()
     finally:
         process.close()
         written.close()

@@ -1,8 +1,8 @@
 """The clean re-check's transport: one sandboxed Python process holding the student's code.
 
 :class:`StudentProcess` starts the student's half of the re-check
-(:mod:`course_grader.recheck_child`, with the wire format of
-:mod:`course_grader.recheck_protocol` prepended: the sandbox has no package to
+(:mod:`~course_grader.recheck.student_program`, with the wire format of
+:mod:`~course_grader.recheck.wire_format` prepended: the sandbox has no package to
 import them from) in the sandbox, runs the student's cells in it, and carries
 the calls a test makes: arguments out, plain data back.  What lives in the
 student's process is represented here by a :class:`Remote` handle, which never
@@ -10,14 +10,13 @@ judges itself.  Every way the process can fail (death, a hang, a reply that is
 not in the format) is a :class:`StudentProcessError` whose message is the
 grader's words only.
 
-The test loop that uses it is :mod:`course_grader.recheck`.
+The test loop that uses it is :mod:`course_grader.recheck.grader_loop`.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import inspect
 import os
 import select
@@ -32,15 +31,16 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits as limits_module
-from . import mistakes, sandbox
-from .recheck_protocol import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
+from .. import limits as limits_module
+from .. import sandbox
+from .call_recording import CallRecorder
+from .wire_format import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
 
 
 def child_source() -> str:
     """The sandboxed program: the protocol's source, then the child's (no package to import from there)."""
     here = Path(__file__).resolve().parent
-    return (here / "recheck_protocol.py").read_text() + "\n\n" + (here / "recheck_child.py").read_text()
+    return (here / "wire_format.py").read_text() + "\n\n" + (here / "student_program.py").read_text()
 
 
 CHILD_SOURCE = child_source()
@@ -246,7 +246,7 @@ class StudentProcess:
         self.budget_end = float("inf")        # the submission's whole budget: no grace after it
         self.questions_left = limits_module.OBJECT_QUESTIONS_PER_TEST   # reset for each test
         self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
-        self.calls: list | None = None        # while a test runs: its calls of those (mistakes.Call)
+        self.recorder = CallRecorder()        # while a test runs: its calls of those
         self._generators = weakref.WeakKeyDictionary()   # generator here -> the student's, as a Remote
 
     def _handle(self, key: int, kind: str, label: str, type_name: str = ""):
@@ -498,18 +498,13 @@ class StudentProcess:
 
     def _record(self, target: Remote, args, kwargs, value) -> None:
         """Keep a call of one of the assignment's functions, with plain data only, for a diagnosis."""
-        name = self.functions.get(target._key)
-        if name is None or self.calls is None or len(self.calls) >= mistakes.MAX_CALLS:
-            return
-        budget = [self._recording_budget]
-        if mistakes.plain(args, budget) and mistakes.plain(kwargs, budget) and mistakes.plain(value, budget):
-            self._recording_budget = budget[0]
-            self.calls.append(mistakes.Call(name, copy.deepcopy(tuple(args)), copy.deepcopy(kwargs), value))
+        self.recorder.record(self.functions.get(target._key), args, kwargs, value)
 
     def start_recording(self) -> None:
-        """A test begins: record the calls of the assignment's functions from now on (see
-        :meth:`_record`), and give it its questions to ask of the student's objects."""
-        self.calls, self._recording_budget = [], mistakes.MAX_RECORDED_BYTES
+        """A test begins: record the calls of the assignment's functions from now on
+        (:mod:`~course_grader.recheck.call_recording`), and give it its questions to ask of the
+        student's objects."""
+        self.recorder.start()
         self.questions_left = limits_module.OBJECT_QUESTIONS_PER_TEST
 
     def advance(self, source: str, deadline: float):
@@ -533,7 +528,7 @@ class StudentProcess:
 
     def changed_files(self, deadline: float) -> tuple[dict[str, bytes], list[str]]:
         """``({path: content}, [removed path])``: what the student's code wrote or removed in its
-        working directory since the last time it was asked (:mod:`course_grader.written_files`)."""
+        working directory since the last time it was asked (:mod:`~course_grader.recheck.written_files`)."""
         if not self.alive():
             return {}, []
         reply, arrays = self._exchange({"op": "files"}, [], deadline)

@@ -1,8 +1,8 @@
-"""The student's half of the clean re-check (see :mod:`course_grader.recheck`): the sandboxed program.
+"""The student's half of the clean re-check (see :mod:`~course_grader.recheck.grader_loop`): the sandboxed program.
 
 It runs inside the sandbox as ``python -I -c <source>``, where the source is
-:mod:`course_grader.recheck_protocol`'s followed by this file's
-(:func:`course_grader.student_process.child_source`): it executes the student's cells
+:mod:`~course_grader.recheck.wire_format`'s followed by this file's
+(:func:`course_grader.recheck.transport.child_source`): it executes the student's cells
 in an IPython shell and answers requests ("call ``softmax`` with these
 arrays") over its stdin/stdout.  Nothing in the grader imports it.
 """
@@ -17,7 +17,7 @@ import struct
 import sys
 
 if __package__:  # imported as a module; in the sandbox, the protocol's source runs just before this
-    from .recheck_protocol import (MAX_FRAME, MAX_HEADER, decode, encode, handle_kind, handle_type, pack,
+    from .wire_format import (MAX_FRAME, MAX_HEADER, decode, encode, handle_kind, handle_type, pack,
                                    read_exactly, unpack, write_frame)
 
 

@@ -11,7 +11,7 @@ What the reader accepts (:func:`unpack`, :func:`decode`) is plain data:
 allowed dtypes, lists, tuples, dicts, sets, fractions and decimals of those,
 slices and ``...`` (a test indexes a DataFrame or an array with them);
 anything else the student's process holds travels as an opaque handle that
-the grader never asks to judge itself (:class:`course_grader.student_process.Remote`).
+the grader never asks to judge itself (:class:`course_grader.recheck.transport.Remote`).
 A payload over a limit, or not in this format, raises :class:`ReplyError`,
 whose message is the grader's own words (never text or numbers from the reply).
 
@@ -20,7 +20,7 @@ a ``namedtuple``, an ``ndarray`` subclass) into the base type's data, read with
 the base type's own methods, so no method a student defined decides what is sent.
 
 This file must stay self-contained (standard library and NumPy only): the
-sandboxed program, :mod:`course_grader.recheck_child`, runs it as source,
+sandboxed program, :mod:`course_grader.recheck.student_program`, runs it as source,
 with no package to import it from.
 """
 
