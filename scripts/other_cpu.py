@@ -89,10 +89,12 @@ print(json.dumps(report))
 """
 
 
-def probe(environment: dict[str, str], python: str = sys.executable) -> dict:
-    """What NumPy, OpenBLAS and oneDNN report in a process started with ``environment``."""
-    done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True,
-                          env=os.environ | environment, cwd=ROOT)
+def probe(settings: dict[str, str], environment: dict[str, str] | None = None) -> dict:
+    """What NumPy, OpenBLAS and oneDNN report in a process started with ``settings`` added
+    to ``environment`` (default: this process's)."""
+    base = os.environ if environment is None else environment
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                          env=base | settings, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"the probe of the CPU code paths failed:\n{done.stderr.strip()}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -17,9 +17,15 @@ from attention_course.cpu_code_paths import CODE_PATH_VARIABLES  # noqa: E402
 AVX2 = other_cpu.PROFILES["avx2"]
 
 
+def native() -> dict[str, str]:
+    """This process's environment without any code-path setting: the tests may themselves run
+    under a profile (``make test CPU=avx2``), whose variables the children would inherit."""
+    return {name: value for name, value in os.environ.items() if name not in CODE_PATH_VARIABLES}
+
+
 def has_avx512() -> bool:
     from numpy._core._multiarray_umath import __cpu_features__
-    return bool(__cpu_features__.get("AVX512F"))
+    return bool(__cpu_features__.get("AVX512F"))   # the CPU's, whatever NumPy was told to use
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +44,10 @@ def test_every_setting_takes_and_the_libraries_say_so(avx2_report):
 
 @pytest.mark.skipif(not has_avx512(), reason="on a CPU without AVX-512 the two runs are alike")
 def test_on_an_avx512_cpu_the_code_paths_really_change(avx2_report):
-    native = other_cpu.probe({})
-    assert native["numpy_exp"] == "X86_V4" != avx2_report["numpy_exp"]
-    assert native["openblas"] != avx2_report["openblas"]
-    assert "512" in native["onednn"]
+    report = other_cpu.probe({}, environment=native())
+    assert report["numpy_exp"] == "X86_V4" != avx2_report["numpy_exp"]
+    assert report["openblas"] != avx2_report["openblas"]
+    assert "512" in report["onednn"]
 
 
 @pytest.mark.skipif(not has_avx512(), reason="on a CPU without AVX-512 the two runs are alike")
@@ -57,7 +63,7 @@ def test_the_round_off_differs_as_on_an_avx2_cpu():
 
     def run(environment):
         return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                              check=True, env=os.environ | environment, cwd=ROOT).stdout.strip()
+                              check=True, env=native() | environment, cwd=ROOT).stdout.strip()
 
     assert run({}) == "True" and run(AVX2["environment"]) == "False"
 
@@ -99,7 +105,9 @@ def test_nothing_made_without_the_settings_is_reused_with_them(monkeypatch, tmp_
 
 def test_make_runs_the_build_and_the_tests_through_the_profile_only_when_asked():
     def planned(*args):   # the commands make would run, without running them
-        done = subprocess.run(["make", "-n", "-o", ".venv/.installed", *args], cwd=ROOT,
+        # without the make that runs the tests (its CPU=... would reach this one through MAKEFLAGS)
+        environment = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        done = subprocess.run(["make", "-n", "-o", ".venv/.installed", *args], cwd=ROOT, env=environment,
                               capture_output=True, text=True, check=True)
         return [line for line in done.stdout.splitlines() if "build_book.py" in line or "pytest" in line]
 
