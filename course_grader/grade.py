@@ -166,7 +166,8 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
             results[sub.student]["handed_in"] = handed_in(sub)
         csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
         export_csv(config, course_dir, assignment, csv_path,
-                   {sub.student: results[sub.student]["handed_in"] for sub in submissions})
+                   {sub.student: results[sub.student]["handed_in"] for sub in submissions},
+                   {sub.student: results[sub.student]["flags"] for sub in submissions})
         phase("export CSV")
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -375,7 +376,8 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         results += report["results"]
     csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
     export_csv(config, course_dir, assignment, csv_path,
-               {r["student"]: r["handed_in"] for r in results if "handed_in" in r})
+               {r["student"]: r["handed_in"] for r in results if "handed_in" in r},
+               {r["student"]: r.get("flags", []) for r in results})
     results.sort(key=lambda r: r["student"])
     merged = {
         "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),

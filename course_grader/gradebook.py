@@ -235,12 +235,17 @@ def points_to_grade_by_hand(submission) -> float:
 TO_GRADE_BY_HAND = "to_grade_by_hand"
 #: The CSV's column that says what of each student's hand-in was graded, by its path in the upload
 HANDED_IN = "handed_in"
+#: The CSV's column that says why an instructor should look at a student's grade (the flags' reasons)
+REVIEW = "review"
 
 
-def export_csv(config, course_dir: Path, assignment: str, path: Path, handed_in: dict | None = None):
-    """nbgrader's CSV export of ``assignment``, sorted by student, with two more columns:
-    ``to_grade_by_hand`` and ``handed_in`` (``{student: text}``: the files graded, by their paths in
-    the upload, or why nothing was; empty for a student this run did not see)."""
+def export_csv(config, course_dir: Path, assignment: str, path: Path, handed_in: dict | None = None,
+               review: dict | None = None):
+    """nbgrader's CSV export of ``assignment``, sorted by student, with three more columns:
+    ``to_grade_by_hand``, ``handed_in`` (``{student: text}``: the files graded, by their paths in
+    the upload, or why nothing was; empty for a student this run did not see) and ``review``
+    (``{student: [reason]}``: why an instructor should look, each flag's reason; the re-check's
+    disagreements say which test, which error, in which process)."""
     import csv
 
     from nbgrader.api import Gradebook, MissingEntry
@@ -255,7 +260,7 @@ def export_csv(config, course_dir: Path, assignment: str, path: Path, handed_in:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             rows = list(reader)
-            fields = [*(reader.fieldnames or []), TO_GRADE_BY_HAND, HANDED_IN]
+            fields = [*(reader.fieldnames or []), TO_GRADE_BY_HAND, HANDED_IN, REVIEW]
         for row in rows:
             try:
                 waiting = points_to_grade_by_hand(gb.find_submission(row["assignment"], row["student_id"]))
@@ -263,6 +268,8 @@ def export_csv(config, course_dir: Path, assignment: str, path: Path, handed_in:
                 waiting = 0.0
             row[TO_GRADE_BY_HAND] = float(waiting)
             row[HANDED_IN] = (handed_in or {}).get(row["student_id"], "") if row["assignment"] == assignment else ""
+            row[REVIEW] = (" | ".join((review or {}).get(row["student_id"], []))
+                           if row["assignment"] == assignment else "")
     rows.sort(key=lambda row: (row["assignment"], row["student_id"]))
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

@@ -6,6 +6,14 @@ solutions written as a student would write them (prints, extra cells, a plot,
 magics), partly done, blank, with Markdown added and stale outputs in a
 shuffled order, with a ``.py`` file of the student's own that the notebook
 imports, and, for assignments of several notebooks, with one notebook missing.
+And the honest solution rewritten, as :data:`VARIANTS` says, in each way Python
+lets an answer be written that the re-check must follow (issue 54): its names
+bound inside blocks, by ``global`` in a function, by walrus, by imports inside
+blocks, by ``exec``; its functions reading a global a test cell sets and its
+cells reading names an earlier test cell bound; its functions drawing from the
+global random generators.  (Filling arguments in place, module state, random
+state a test seeds, closures and generators are the answers of
+``py_idioms/semantics``, whose tests observe them.)
 
 :func:`graded_assignment` grades one assignment's students twice, once per test
 session (under a file lock, as :func:`grading_support.graded_batch` does):
@@ -26,10 +34,12 @@ session (under a file lock, as :func:`grading_support.graded_batch` does):
 
 from __future__ import annotations
 
+import ast
 import copy
 import fcntl
 import json
 import re
+import textwrap
 import shutil
 import subprocess
 import sys
@@ -88,6 +98,154 @@ def _first_answer_cell(nb, starts=("def ", "class ")):
     return None
 
 
+# -- the honest solution, rewritten (issue 54) ------------------------------------------------------------
+
+#: The rewritten students and the patterns each applies to every answer cell it can (a cell that is not
+#: plain Python, such as a cell magic, is left as it is).
+VARIANTS = {
+    "bound_in_blocks": "every answer inside an if, try, with, for and while body (nested)",
+    "bound_in_a_function": "every answer in a function that declares its names global, its assignments as "
+                           "walrus expressions and its imports inside blocks",
+    "bound_by_exec": "every answer run by exec",
+    "reads_test_globals": "each function that a test cell calls after binding a name reads that name as a "
+                          "global; the first answer after a test cell reads a name the test bound; every "
+                          "function draws from the global random generators",
+}
+
+
+def _python(source: str):
+    """The cell's syntax tree, if it is plain Python (not IPython syntax)."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def bound_in_blocks(source: str) -> str:
+    body = textwrap.indent(source, "                ")
+    return ("import contextlib as _contextlib\nif True:\n    try:\n        with _contextlib.nullcontext():\n"
+            "            for _once in range(1):\n                _again = True\n                while _again:\n"
+            "                    _again = False\n" + textwrap.indent(body, "    ") +
+            "\n    except ZeroDivisionError:\n        raise")
+
+
+def bound_in_a_function(source: str) -> str | None:
+    tree = _python(source)
+    if tree is None or any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+                           or isinstance(node, (ast.Global, ast.Nonlocal)) for node in tree.body):
+        return None
+    from course_grader.recheck.test_namespace import bound_names
+
+    names = sorted(bound_names(source))
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            node = ast.Expr(ast.NamedExpr(ast.Name(node.targets[0].id, ast.Store()), node.value))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            node = ast.If(ast.Constant(True), [node], [])
+        body.append(node)
+    code = ast.unparse(ast.fix_missing_locations(ast.Module(body, [])))
+    declared = f"    global {', '.join(names)}\n" if names else ""
+    return f"def _answer():\n{declared}{textwrap.indent(code, '    ')}\n\n\n_answer()"
+
+
+def bound_by_exec(source: str) -> str | None:
+    if _python(source) is None:
+        return None
+    return f"exec(compile({source!r}, '<my answer>', 'exec'))"
+
+
+def _function_reads(source: str, reads: dict[str, str]) -> str | None:
+    """``source`` with each top-level function ``f`` of ``reads`` reading the global ``reads[f]`` first,
+    and every top-level function drawing one number from each global random generator."""
+    tree = _python(source)
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)] if tree else []
+    if not functions:
+        return None
+    for node in functions:
+        first = 1 if (node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)) else 0
+        added = ast.parse("__import__('random').random()\n__import__('numpy').random.random()").body
+        if node.name in reads:
+            added.insert(0, ast.Expr(ast.Name(reads[node.name], ast.Load())))
+        node.body[first:first] = added
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+#: What a test cell may build that the re-check cannot give the student's code (not plain data): a name
+#: bound from one of these is never the one a rewritten function reads (issue 54's design gives that up).
+NOT_PLAIN = {"pd", "pandas", "DataFrame", "Series"}
+
+
+def _test_globals(source_nb) -> tuple[dict[str, str], dict[int, str]]:
+    """From the source notebook: ``{function: name}``, a name a test cell binds before its first call of
+    the function (which no earlier cell mentions), and ``{index of the first answer cell after a test
+    cell: a name that test binds}``: what the rewritten student reads of the tests' names."""
+    from course_grader.hidden_tests import delimiters, hidden_regions
+    from course_grader.recheck.test_namespace import bound_names
+
+    marks = delimiters()
+    defined, seen, reads, after = set(), set(), {}, {}
+    pending = None
+    for index, cell in enumerate(source_nb.cells):
+        meta = _meta(cell)
+        tree = _python(solution_text(cell.source)) if cell.cell_type == "code" else None
+        if tree is None:
+            continue
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        if meta.get("solution"):
+            if pending is not None:
+                after[index], pending = pending, None
+            defined |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)} - seen
+            seen |= names - bound_names(solution_text(cell.source))
+            continue
+        if meta.get("grade"):
+            hidden = {line for first, last in hidden_regions(cell.source, marks) for line in range(first, last + 1)}
+            bound: list[tuple[str, bool]] = []      # (name, bound in a hidden region), in order
+            for statement in tree.body:
+                for node in ast.walk(statement):
+                    called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+                    if called in defined and called not in seen:      # its first call: read a name bound before
+                        usable = [name for name, in_hidden in bound if not in_hidden or statement.lineno in hidden]
+                        if usable:
+                            reads[called] = usable[-1]
+                        seen.add(called)
+                if (isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+                        and not {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)} & NOT_PLAIN):
+                    bound += [(t.id, statement.lineno in hidden) for t in statement.targets]
+            visible = [name for name, in_hidden in bound if not in_hidden]
+            pending = visible[0] if visible else pending
+        seen |= names
+    return reads, after
+
+
+def rewritten(correct: dict, source_dir: Path, variant: str) -> tuple[dict, int]:
+    """The correct student's notebooks rewritten as ``variant`` says (:data:`VARIANTS`), and how many
+    cells were rewritten."""
+    notebooks, changed = copy.deepcopy(correct), 0
+    for name, nb in notebooks.items():
+        source_nb = nbformat.read(source_dir / name, as_version=4)
+        reads, after = _test_globals(source_nb) if variant == "reads_test_globals" else ({}, {})
+        positions = {_meta(c).get("grade_id"): i for i, c in enumerate(source_nb.cells) if _meta(c).get("grade_id")}
+        for cell in nb.cells:
+            meta = _meta(cell)
+            if cell.cell_type != "code" or not meta.get("solution") or meta.get("grade"):
+                continue
+            if variant == "reads_test_globals":
+                new = _function_reads(cell.source, reads)
+                read_first = after.get(positions.get(meta.get("grade_id")))
+                if read_first is not None and _python(cell.source) is not None:
+                    new = f"_seen_in_a_test = {read_first}\n" + (new if new is not None else cell.source)
+            elif _python(cell.source) is None:
+                new = None
+            else:
+                new = {"bound_in_blocks": bound_in_blocks, "bound_in_a_function": bound_in_a_function,
+                       "bound_by_exec": bound_by_exec}[variant](cell.source)
+            if new is not None and new != cell.source:
+                cell.source, changed = new, changed + 1
+    return notebooks, changed
+
+
 def students(course: str, assignment: str, released: Path) -> dict[str, dict[str, object]]:
     """``{student: {relative path: notebook or bytes}}``: every honest kind of submission."""
     source_dir = COURSES / course / "source" / assignment
@@ -132,6 +290,10 @@ def students(course: str, assignment: str, released: Path) -> dict[str, dict[str
         missing = dict(correct)
         del missing[names[-1]]
         submissions["one_notebook_missing"] = ({**files}, missing)
+    for variant in VARIANTS:
+        notebooks, changed = rewritten(correct, source_dir, variant)
+        if changed:
+            submissions[variant] = ({**files}, notebooks)
     return {student: {**extra, **notebooks} for student, (extra, notebooks) in submissions.items()}
 
 

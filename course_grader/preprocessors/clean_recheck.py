@@ -6,10 +6,16 @@ code in a separate sandboxed process and the test code in the grader
 only here.  What comes of it is written into the notebook (a failed cell's
 error, :mod:`course_grader.cells`) and into the grading report:
 
-* a visible test that fails only here scores 0 and flags the submission;
+* a visible test that fails only here scores 0 and flags the submission, the
+  flag saying which error, in which process;
 * a hidden test that fails scores 0 with a message in the grader's words
   (:func:`course_grader.hidden_tests.hidden_failure_message`) and, when the
-  assignment has a catalogue of mistakes, the mistake its calls match;
+  assignment has a catalogue of mistakes, the mistake its calls match; when
+  something says the failure may be the re-check's rather than the student's
+  (a name the grader did not lend, a student's cell that failed here and not
+  in the notebook, an object asked to judge itself), the submission is flagged
+  for review with that reason; the cell keeps its 0 (a disagreement is
+  reviewed, never rewarded);
 * a test the time budget left no time for scores 0 without a flag (slow is not tampering);
 * a test the re-check cannot reproduce keeps its notebook result, with an
   event saying so (a hidden one, with no notebook result, scores 0 and is flagged).
@@ -142,12 +148,16 @@ class CleanRecheck(NbGraderPreprocessor):
                                        "running the notebook and re-checking its tests) ran out before this "
                                        f"test was re-checked, so it scores 0 ({reason})")
                 report.event("budget", "the time budget ran out in the clean re-check", nb, index)
-            elif index in verdicts.hidden:      # an honest wrong answer, not tampering
+            elif index in verdicts.hidden:      # an honest wrong answer, unless something says otherwise
                 fail(cell, HIDDEN_FAILED, reason)
+                if index in verdicts.review:
+                    report.flag(f"hidden test {grade_id(cell)!r} scored 0 in the re-check, for review: "
+                                f"{verdicts.review[index]}")
             else:
                 fail(cell, CLEAN_RERUN_FAILED, "this test passed inside the notebook but FAILED when re-run "
                                                f"with your code in a separate, clean process, so it scores 0 ({reason})")
-                report.flag(f"test {grade_id(cell)!r} passes only inside the notebook: {reason}")
+                report.flag(f"test {grade_id(cell)!r} passes only inside the notebook: {reason}"
+                            + (f"; {verdicts.review[index]}" if index in verdicts.review else ""))
         for index, why in sorted(verdicts.unverifiable.items()):
             cell = nb.cells[index]
             if index in hidden_cells:   # no result from the notebook to fall back on: zero, and a human looks
@@ -218,7 +228,9 @@ def classify(nb, sources: dict, tests: set, marks: hidden_tests.Delimiters) -> l
               and not utils.is_grade(cell) and cell.source == source_cell.source):
             cells.append(grader_loop.Cell(index, "setup", source_cell.source, gid))
         else:
-            cells.append(grader_loop.Cell(index, "student", cell.source, gid or f"cell {index}"))
+            failed = any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+            cells.append(grader_loop.Cell(index, "student", cell.source, gid or f"cell {index}",
+                                          failed_in_notebook=failed))
     return cells
 
 

@@ -9,6 +9,13 @@ meets them:
 * :mod:`~course_grader.recheck.grader_loop` -- the grader's loop
   (:func:`~course_grader.recheck.grader_loop.rerun`): the cells in order, the
   student's in the student's process, the tests here, and each test's verdict;
+* :mod:`~course_grader.recheck.test_namespace` -- the notebook's one namespace as
+  the tests see it: the student's names read from the student's process when
+  a test reads them, a test's names lent to the student's code, and what is
+  never lent (a hidden test's expected values);
+* :mod:`~course_grader.recheck.mirroring` and :mod:`~course_grader.recheck.sharing`
+  -- values both processes hold (a call's arguments, a lent value, a student's
+  list a test read, the global random generators' state) kept in step, in place;
 * :mod:`~course_grader.recheck.transport` -- the grader's end of the pipe: it
   starts the student's process in the sandbox, carries requests and replies,
   and holds what lives there as :class:`~course_grader.recheck.transport.Remote`
@@ -17,7 +24,8 @@ meets them:
   sandbox: an IPython shell holding the student's cells, answering requests;
 * :mod:`~course_grader.recheck.wire_format` -- the one strict format of every
   message between the two, bounded before anything is built from it (sent as
-  source with the student's program: the sandbox has no package to import);
+  source with the student's program, and mirroring's: the sandbox has no
+  package to import);
 * :mod:`~course_grader.recheck.written_files` -- the files the student's code
   wrote, brought beside the tests;
 * :mod:`~course_grader.recheck.call_recording` -- the calls a hidden test makes

@@ -34,13 +34,25 @@ from pathlib import Path
 from .. import limits as limits_module
 from .. import sandbox
 from .call_recording import CallRecorder
+from .sharing import Sharing
 from .wire_format import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
+
+#: The sandboxed program's files, in order (it has no package to import them from): each one's names
+#: are there for the next.
+CHILD_FILES = ("wire_format.py", "mirroring.py", "student_program.py")
 
 
 def child_source() -> str:
-    """The sandboxed program: the protocol's source, then the child's (no package to import from there)."""
+    """The sandboxed program: the wire format's source, mirroring's, then the student program's."""
     here = Path(__file__).resolve().parent
-    return (here / "wire_format.py").read_text() + "\n\n" + (here / "student_program.py").read_text()
+    return "\n\n".join(_without_future_import((here / name).read_text()) if index else (here / name).read_text()
+                       for index, name in enumerate(CHILD_FILES))
+
+
+def _without_future_import(source: str) -> str:
+    """A file's source without ``from __future__ import annotations``, which may only open a program
+    (the first file's opens it for all)."""
+    return source.replace("from __future__ import annotations\n", "", 1)
 
 
 CHILD_SOURCE = child_source()
@@ -101,6 +113,11 @@ class TooManyQuestions(StudentProcessError):
 
 class TransportError(TypeError):
     """A test tried to send the student's process something that is not plain data or a handle."""
+
+
+class LendRefused(Exception):
+    """The grader holds a name the student's code read, and does not lend it (the message says why,
+    in the grader's words: the name is the instructor's)."""
 
 
 class NotPlainData(TypeError):
@@ -194,6 +211,10 @@ class Remote:
     def __str__(self):
         return self._apply("str")
 
+    def __setattr__(self, name, value):
+        """``obj.x = value`` in a test: set on the student's object, as in the notebook."""
+        self._process.request("setattr", self, name=name, value=value)
+
     def _same(self, other) -> bool:
         return (type(other) is Remote and other._process is self._process and other._key == self._key
                 and other._generation == self._generation)
@@ -248,6 +269,12 @@ class StudentProcess:
         self.functions: dict[int, str] = {}   # handle -> name, for the assignment's functions
         self.recorder = CallRecorder()        # while a test runs: its calls of those
         self._generators = weakref.WeakKeyDictionary()   # generator here -> the student's, as a Remote
+        self.sharing = Sharing()              # copies both sides hold, the random state, the student's names
+        self.lender = None                    # name -> the grader's value for the student's code (KeyError: none)
+        self.lent: set = set()                # names lent to the current process
+        self.refusals: list = []              # (name, why) of names the grader held and did not lend
+        self.may_change = lambda value: True  # whether the student's code may change this object of the test's
+        self._calls = 0
 
     def _handle(self, key: int, kind: str, label: str, type_name: str = ""):
         """What the grader holds for an object of the student's: a :class:`Remote`, and for a
@@ -263,6 +290,9 @@ class StudentProcess:
 
     def start(self):
         self.generation += 1
+        self.sharing.restart()
+        self.lent.clear()
+        self.functions.clear()
         argv = [sys.executable, "-I", "-c", CHILD_SOURCE]
         cmd = sandbox.command(argv, self.workdir, limits=self.limits, slot=self.slot, forbid=self.forbid)
         self._stderr = tempfile.TemporaryFile()
@@ -356,11 +386,21 @@ class StudentProcess:
                 f"a reply larger than the limit; the limit is {MAX_FRAME} bytes")))
         try:
             reply, arrays = unpack(self._read(size, deadline))
+            if type(reply.get("op")) is not str:
+                raise ReplyError("a reply that is not in the reply format")
+            # what changed there (names, shared copies, random state), before anything else is read
+            self.sharing.incoming(reply, arrays, lambda data, arrays: decode(
+                data, arrays, lambda key, kind, type_name: self._handle(key, kind, "a value your code changed",
+                                                                        type_name), None))
         except ReplyError as error:
+            self.kill()
             raise StudentProcessError(_refused(error)) from None
-        if type(reply.get("op")) is not str:
-            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
         return reply, arrays
+
+    def _send(self, header: dict, arrays: list, deadline: float) -> None:
+        """One message to the student's process, with what changed here since the last one."""
+        self.sharing.outgoing(header, arrays, self._as_reference, self._as_callback)
+        self._write(pack(header, arrays), deadline)
 
     def _value(self, reply: dict, arrays: list, label: str):
         """The reply's value as plain data and handles; a malformed one is the process's fault."""
@@ -374,7 +414,7 @@ class StudentProcess:
         """Send a request, serve callbacks, return the reply; interrupt, then kill, at the deadline."""
         interrupted = False
         try:
-            self._write(pack(header, arrays), deadline)
+            self._send(header, arrays, deadline)
         except _Deadline:
             self.kill()
             raise StudentTimeout("the student's process did not accept a request in time") from None
@@ -396,6 +436,9 @@ class StudentProcess:
             if reply.get("op") == "callback":
                 self._serve_callback(reply, reply_arrays, deadline)
                 continue
+            if reply.get("op") == "lookup":
+                self._serve_lookup(reply, deadline)
+                continue
             if interrupted:
                 raise StudentTimeout("the time limit was reached; the student's code was interrupted")
             return reply, reply_arrays
@@ -413,7 +456,33 @@ class StudentProcess:
         except Exception as error:  # the grader's own function failed: tell the student's side
             out, reply = [], {"op": "raise", "error": {"type": type(error).__name__, "mro": [],
                                                        "message": str(error)[:500]}}
-        self._write(pack(reply, out), deadline)
+        self._send(reply, out, deadline)
+
+    def _serve_lookup(self, header, deadline):
+        """The student's code read a name its process lacks: lend the grader's value, if it has one it
+        may lend (:attr:`lender`), as the notebook's one namespace would give it."""
+        name = header.get("name")
+        if type(name) is not str or not name.isidentifier() or len(name) > 200:
+            self.kill()
+            raise StudentProcessError(_refused(ReplyError("a reply that is not in the reply format")))
+        out: list = []
+        try:
+            if self.lender is None:
+                raise KeyError(name)
+            value = self.lender(name)
+            if isinstance(value, types.ModuleType):     # imported there by its name, as the test imported it
+                reply = {"op": "lent", "module": value.__name__}
+            else:
+                reply = {"op": "lent", "value": encode(value, out, self._as_reference, self._as_callback)}
+                self.sharing.share("l:" + name, value)
+            self.lent.add(name)
+        except KeyError:
+            out, reply = [], {"op": "missing"}
+        except (LendRefused, TransportError, StudentProcessError) as error:
+            out, reply = [], {"op": "missing"}
+            why = str(error) if isinstance(error, LendRefused) else "it is not plain data the grader can send"
+            self.refusals.append((name, why))
+        self._send(reply, out, deadline)
 
     # -- encoding helpers ---------------------------------------------------
 
@@ -465,10 +534,10 @@ class StudentProcess:
         self.history.append(source)
         return reply
 
-    def request(self, op: str, target: Remote, *, args=(), kwargs=None, name=None):
+    def request(self, op: str, target: Remote, *, args=(), kwargs=None, name=None, value=None):
         if target._generation != self.generation or not self.alive():
             raise StudentProcessError("the student's process died earlier in this test")
-        if op in ("getattr", "apply"):     # a question to one of the student's objects (calls are answers)
+        if op in ("getattr", "apply", "setattr"):   # a question to one of the student's objects (calls are answers)
             if self.questions_left <= 0:
                 raise TooManyQuestions(
                     f"the test asked the student's objects more than {limits_module.OBJECT_QUESTIONS_PER_TEST:,} "
@@ -477,15 +546,25 @@ class StudentProcess:
         arrays: list = []
         header = {"op": op, "target": target._key}
         if op in ("call", "apply"):
+            self._calls += 1
+            header["call"] = number = self._calls
             header["args"] = encode(list(args), arrays, self._as_reference, self._as_callback)
             header["kwargs"] = encode(dict(kwargs or {}), arrays, self._as_reference, self._as_callback)
-        if op in ("getattr", "apply"):
+            for key, argument in list(enumerate(args)) + list((kwargs or {}).items()):   # filled in place there
+                self.sharing.share(f"a{number}:{key}", argument, blocked=not self.may_change(argument))
+        if op in ("getattr", "apply", "setattr"):
             header["name"] = name
+        assigned = value      # what a setattr sets (value is the reply below)
+        if op == "setattr":
+            header["value"] = encode(value, arrays, self._as_reference, self._as_callback)
         try:
             reply, reply_arrays = self._exchange(header, arrays, self.call_deadline)
         except StudentProcessError:
             self.kill()
             raise
+        finally:
+            if op in ("call", "apply"):
+                self.sharing.forget(f"a{number}:")
         printed = reply.get("stdout")
         if type(printed) is str and len(printed) <= MAX_PRINTED:   # for tests that capture it
             sys.stdout.write(printed)
@@ -494,6 +573,8 @@ class StudentProcess:
         value = self._value(reply, reply_arrays, target._label)
         if op == "call":
             self._record(target, args, kwargs or {}, value)
+        elif op in ("getattr", "setattr"):   # an attribute's list or array: one object in both processes
+            self.sharing.share(f"g:{target._key}.{name}", value if op == "getattr" else assigned)
         return value
 
     def _record(self, target: Remote, args, kwargs, value) -> None:
@@ -508,23 +589,22 @@ class StudentProcess:
         self.questions_left = limits_module.OBJECT_QUESTIONS_PER_TEST
 
     def advance(self, source: str, deadline: float):
-        """A test cell's turn: the student's shell numbers it and keeps its (visible) source in ``In``."""
+        """A test cell's turn: the student's shell numbers it and keeps its (visible) source in ``In``;
+        the copies the last test read of the student's values are no longer kept in step."""
+        self.sharing.forget("n:")
+        self.sharing.forget("g:")
         if self.alive():
             self._exchange({"op": "advance", "source": source}, [], deadline)
 
     def forget(self, names: list[str], deadline: float):
-        """``del`` in a test: the names go from the student's namespace too, as they would in the notebook."""
+        """``del`` in a test, or a name the test rebinds: gone from the student's namespace too (read
+        there again, it is the test's, lent), as in the notebook's one namespace."""
+        for name in names:
+            self.lent.discard(name)
+            self.sharing.forget(f"l:{name}")
+            self.sharing.forget(f"n:{name}")
         if self.alive():
             self._exchange({"op": "delete", "names": list(names)}, [], deadline)
-
-    def assign(self, name: str, value, deadline: float):
-        """``name = value`` in a test, for one of the student's names: the student's code sees ``value``."""
-        if self.alive():
-            arrays: list = []
-            value_data = encode(value, arrays, self._as_reference, self._as_callback)
-            reply, _ = self._exchange({"op": "assign", "name": name, "value": value_data}, arrays, deadline)
-            if reply.get("op") == "raise":
-                raise _exception_from(reply.get("error"))
 
     def changed_files(self, deadline: float) -> tuple[dict[str, bytes], list[str]]:
         """``({path: content}, [removed path])``: what the student's code wrote or removed in its
@@ -557,7 +637,8 @@ class StudentProcess:
         described = {}
         for name, data in entries:      # each value labelled with its name, the grader's word for it
             described[name] = self._value({"value": data}, arrays, name)
-        self.functions = {value._key: name for name, value in described.items() if type(value) is Remote}
+            self.sharing.share("n:" + name, described[name])     # the student's copy changes: this one too
+        self.functions.update({value._key: name for name, value in described.items() if type(value) is Remote})
         return described
 
 

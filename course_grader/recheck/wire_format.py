@@ -42,6 +42,7 @@ MAX_DIMS = 32                 # dimensions of one array
 MAX_STRING = 1_000_000        # characters of one string
 MAX_DIGITS = 4_300            # digits of one integer (Python's own limit for int(str))
 MAX_TYPE_NAME = 300           # characters of a handle's type name
+MAX_NAME_CHANGES = 10_000     # the student's names one message reports bound or deleted (the rest: the next)
 
 #: The dtypes an array may have on the wire (little-endian); text dtypes are checked by kind.
 DTYPES = frozenset(["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8",
