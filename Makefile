@@ -7,6 +7,8 @@
 #   make claims execute the chapters that train under seeds 0-7 (about an hour) and
 #               write the table of their claims
 #               (attention_course/chapter_tools/claims_by_seed.json)
+#   make tune   run every comparison's search (each arm tuned alike, outside the build) and
+#               write the table the chapters use (attention_course/training/tuned_settings.json)
 #   make book CPU=avx2, make test CPU=avx2
 #               the same, with the numerics of a CPU without AVX-512 (scripts/other_cpu.py)
 # Both create the virtual environment in .venv on first use and reuse it after.
@@ -26,7 +28,7 @@ export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 CPU ?=
 AS_CPU := $(if $(CPU),$(PY) scripts/other_cpu.py $(CPU) --,)
 
-.PHONY: book test browser slurm claims clean
+.PHONY: book test browser slurm claims tune clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +54,9 @@ slurm:
 
 claims: $(STAMP)
 	$(AS_CPU) $(PY) scripts/check_claims.py
+
+tune: $(STAMP)
+	$(AS_CPU) $(PY) scripts/tune_comparisons.py
 
 clean:
 	rm -rf _build

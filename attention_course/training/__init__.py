@@ -11,5 +11,7 @@
 * :mod:`~attention_course.training.marker_heads` -- chapter 6's attention-only models
   with one or several heads on the marker task;
 * :mod:`~attention_course.training.char_gpt` -- the character-level
-  Shakespeare GPT of chapter 13 and its shipped weights.
+  Shakespeare GPT of chapter 13 and its shipped weights;
+* :mod:`~attention_course.training.tuning` -- the book's comparisons, each arm
+  tuned alike (``make tune``), and the table of their searches.
 """
