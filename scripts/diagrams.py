@@ -42,10 +42,14 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 WIDTH = 760                      # every figure: about the width of the book's text column
+SHOWN_WIDTH = 672                # ... which the site shows at most this wide (CSS px, at 1280 px)
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 LABEL_SIZE = 14                  # box labels
 SMALL_SIZE = 12                  # shapes, notes, tokens
 TITLE_SIZE = 15                  # column titles
+#: a sub- or superscript's size, as a share of its text's: with SMALL_SIZE text it stays
+#: 9 px or more where the site shows the figure (12 * 0.85 * 672 / 760 = 9.02)
+SCRIPT_SHARE = 0.85
 INK = "#222222"                  # text and outlines
 MUTED = "#555555"                # shapes and notes
 ARROW = "#444444"
@@ -98,7 +102,7 @@ def rich_text(text: str, size: float) -> str:
         if not content:
             return
         attributes = f' dy="{number(target - offset)}"' if target != offset else ""
-        attributes += f' font-size="{number(0.75 * size)}"' if small else ""
+        attributes += f' font-size="{number(SCRIPT_SHARE * size)}"' if small else ""
         out.append(f"<tspan{attributes}>{escape(content)}</tspan>" if attributes
                    else escape(content))
         offset = target

@@ -207,3 +207,16 @@ def test_the_roles_colours_stay_apart_for_colour_blind_readers(vision):
     for a, b in itertools.combinations(roles, 2):
         seen = [_lab(matrix @ _linear(diagrams.PALETTE[r].fill)) for r in (a, b)]
         assert np.linalg.norm(seen[0] - seen[1]) >= 10, f"{a} and {b} look alike ({vision})"
+
+
+def test_every_text_is_at_least_9_px_where_the_site_shows_it(drawn):
+    """The site shows a diagram at most SHOWN_WIDTH px wide, its text scaled with it: every
+    font size, subscripts included, must still be 9 CSS px there (the figure check's bar)."""
+    scale = diagrams.SHOWN_WIDTH / diagrams.WIDTH
+    for name, svg in drawn.items():
+        root = ET.fromstring(svg)
+        width = float(root.get("width"))
+        sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
+        smallest = min(sizes) * min(1.0, diagrams.SHOWN_WIDTH / width)
+        assert smallest >= 9.0, f"{name}: text of {smallest:.2f} px on the site (width {width:g})"
+    assert 12 * 0.75 * scale < 9.0 <= diagrams.SMALL_SIZE * diagrams.SCRIPT_SHARE * scale
