@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.glob("*.md"), *(ROOT / "book").glob("*.md"), *(ROOT / "book" / "chapters").glob("*.md")])
 #: made by a build, by grading or by set-up, not kept in the repository
 GENERATED = ("_build/", ".venv/", "grading/", "submissions", "feedback/", "submitted/", "autograded/",
-             "logs/", "COURSE_DIR")
+             "logs/", "COURSE_DIR", "inbound/")
 CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 CODE_BLOCK = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1", re.MULTILINE | re.DOTALL)
 WORD = re.compile(r"[A-Za-z_.<][\w.<>*-]*/[\w./<>*-]*")
@@ -43,7 +43,8 @@ def named_paths(text: str):
         for line in code.splitlines():
             for position, word in enumerate(line.split()):
                 word = word.strip("'\"(),;:")
-                if not WORD.fullmatch(word) or "://" in word or word.startswith(GENERATED):
+                if not WORD.fullmatch(word) or "://" in word or word.startswith(GENERATED) \
+                        or ".zip/" in word:   # a file inside an instructor's upload
                     continue
                 if EXTENSION.search(word) or word.endswith("/"):
                     yield word, tuple(folders)
