@@ -51,7 +51,9 @@ def fingerprint(value) -> bytes:
     digest = hashlib.blake2b(json.dumps(header, sort_keys=False).encode(), digest_size=16)
     for array in arrays:
         digest.update(f"{array.dtype.str}{array.shape}".encode())
-        digest.update(memoryview(array).cast("B") if array.flags.c_contiguous else array.tobytes())
+        # read in place where the buffer allows (memoryview cannot cast an empty view with a zero in its shape)
+        in_place = array.flags.c_contiguous and array.size > 0
+        digest.update(memoryview(array).cast("B") if in_place else array.tobytes())
     return digest.digest()
 
 
@@ -107,6 +109,72 @@ def _same(a, b) -> bool:
 
 
 # -- the global random generators -------------------------------------------------------------------
+
+class RandomWatch:
+    """Whether the global random generators moved since this side last looked.
+
+    Looking is cheap: Python's generator's state is hashed, and of NumPy's
+    global Mersenne Twister only its position and three words of its key are
+    read in place (:func:`_twister_probe`); its full state is read only when
+    those moved, or while it holds a cached gaussian, which a draw can consume
+    without moving them.  A NumPy whose generator cannot be read so is looked
+    at in full every time.
+    """
+
+    def __init__(self):
+        self._probe = _twister_probe()
+        self._last_probe = None
+        self._numpy = None           # hash of NumPy's full state when last read
+        self._gauss = True           # whether that state may hold a cached gaussian
+        self.seen = self.fingerprint()
+
+    def fingerprint(self) -> int:
+        import random
+
+        import numpy as np
+
+        probe = self._probe() if self._probe is not None else None
+        if probe is None or probe != self._last_probe or self._gauss:
+            name, keys, position, has_gauss, cached = np.random.get_state()
+            self._numpy = hash((keys.tobytes(), position, has_gauss, cached))
+            self._gauss, self._last_probe = bool(has_gauss), probe
+        return hash((random.getstate(), self._numpy))
+
+    def moved(self) -> bool:
+        """Whether the state differs from when this was last asked (or :meth:`settled`)."""
+        now = self.fingerprint()
+        moved, self.seen = now != self.seen, now
+        return moved
+
+    def settled(self) -> None:
+        """The state was just set from the other side: that is where it is now."""
+        self._last_probe = None
+        self.seen = self.fingerprint()
+
+
+def _twister_probe():
+    """A function reading NumPy's global Mersenne Twister's position and three words of its key in place
+    (microseconds, where ``np.random.get_state()`` copies it all), or None if that reading does not
+    agree with ``get_state`` here (another layout of the generator's memory)."""
+    import ctypes
+
+    import numpy as np
+
+    try:
+        generator = np.random.mtrand._rand._bit_generator
+        words = ctypes.cast(generator.ctypes.state_address, ctypes.POINTER(ctypes.c_uint32 * 625))
+
+        def probe(generator=generator):     # holds the generator: its memory stays the one read
+            state = words.contents
+            return state[0], state[1], state[623], state[624]
+
+        _, keys, position, _, _ = np.random.get_state()
+        if probe() != (int(keys[0]), int(keys[1]), int(keys[623]), int(position)):
+            return None
+        return probe
+    except Exception:  # noqa: BLE001 - another NumPy: look at the full state instead
+        return None
+
 
 def random_state():
     """The state of Python's ``random`` and of NumPy's global generator (``np.random.seed``'s), as plain data."""

@@ -19,7 +19,7 @@ made in place is not made, and is noted in :attr:`Sharing.not_mirrored`.
 
 from __future__ import annotations
 
-from .mirroring import fingerprint, holds_mutable, random_state, set_random_state, update_in_place
+from .mirroring import RandomWatch, fingerprint, holds_mutable, random_state, set_random_state, update_in_place
 from .wire_format import MAX_NAME_CHANGES, ReplyError, encode
 
 #: What a name may be, when the student's process reports one (an identifier, not a sentence).
@@ -33,14 +33,14 @@ class Sharing:
         self.mirrors: dict = {}           # key -> [the grader's object, its fingerprint when last in step]
         self.blocked: set = set()         # keys whose changes may not reach the grader's object
         self.not_mirrored: list = []      # what could not be mirrored, in the grader's words
-        self.random_seen = fingerprint(random_state())
+        self.random = RandomWatch()
         self.on_names = None              # called with [(name, bound?)] from each message
 
     def restart(self) -> None:
         """A new student's process: nothing is shared with it yet."""
         self.mirrors.clear()
         self.blocked.clear()
-        self.random_seen = fingerprint(random_state())
+        self.random.settled()
 
     def share(self, key: str, value, blocked: bool = False) -> None:
         """Keep ``value`` in step with the student's process's copy under ``key`` (if it can change)."""
@@ -54,8 +54,9 @@ class Sharing:
             del self.mirrors[key]
         self.blocked = {key for key in self.blocked if not key.startswith(prefix)}
 
-    def outgoing(self, header: dict, arrays: list, as_reference, as_callback) -> None:
-        """Add to ``header`` the grader's copies that changed, and the random state if it moved."""
+    def outgoing(self, header: dict, arrays: list, as_reference, as_callback, code_ran: bool = True) -> None:
+        """Add to ``header`` the grader's copies that changed, and the random state if it moved (looked
+        at only when ``code_ran``: the tests' code ran since the last message)."""
         changed = []
         for key, entry in self.mirrors.items():
             now = fingerprint(entry[0])
@@ -64,11 +65,8 @@ class Sharing:
                 changed.append([key, encode(entry[0], arrays, as_reference, as_callback)])
         if changed:
             header["mirrors"] = changed
-        state = random_state()
-        now = fingerprint(state)
-        if now != self.random_seen:
-            self.random_seen = now
-            header["random"] = encode(state, arrays, as_reference)
+        if code_ran and self.random.moved():
+            header["random"] = encode(random_state(), arrays, as_reference)
 
     def incoming(self, header: dict, arrays: list, decode) -> None:
         """Take in what changed in the student's process (``decode(data, arrays)`` builds its values)."""
@@ -102,4 +100,4 @@ class Sharing:
                 set_random_state(decode(header["random"], arrays))
             except ValueError:
                 raise ReplyError("a reply that is not in the reply format") from None
-            self.random_seen = fingerprint(random_state())
+            self.random.settled()

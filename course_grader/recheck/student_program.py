@@ -35,7 +35,8 @@ import struct
 import sys
 
 if __package__:  # imported as a module; in the sandbox, the wire format's and mirroring's sources run first
-    from .mirroring import fingerprint, holds_mutable, random_state, set_random_state, update_in_place
+    from .mirroring import (RandomWatch, fingerprint, holds_mutable, random_state, set_random_state,
+                            update_in_place)
     from .wire_format import (MAX_FRAME, MAX_HEADER, MAX_NAME_CHANGES, decode, encode, handle_kind,
                               handle_type, pack, read_exactly, unpack, write_frame)
 
@@ -51,6 +52,8 @@ MAX_FILE_BYTES = 32 * 2 ** 20    # bytes of the files the student's code wrote, 
 DESCRIBED_VALUES = 50_000       # items of one described value, past which it travels as a handle
 DESCRIBED_JSON = 512 * 2 ** 10   # one described value's JSON, past which it travels as a handle (bytes)
 DESCRIBED_ARRAYS = 16 * 2 ** 20  # one described value's arrays, past which it travels as a handle (bytes)
+#: The requests during which the student's code runs (after them, the random state may have moved)
+RUNS_CODE = frozenset({"run", "call", "apply", "getattr", "setattr"})
 #: IPython's own names (its history: ``_3``, ``_i3``, ``In``, ``Out``) and the shell's: not the student's
 SHELL_NAMES = re.compile(r"In|Out|_{1,3}|_i{1,3}|_ih|_oh|_dh|_\d+|_i\d+|get_ipython|exit|quit|__\w*__")
 
@@ -174,7 +177,7 @@ class StudentProgram:
         self.mirrors: dict = {}       # key -> [value, fingerprint]: values the grader holds a copy of
         self.bindings = self._bindings()   # the student's names as last reported: name -> id of the value
         self.pending_names: dict = {name: True for name in self.bindings}
-        self.random_seen = fingerprint(random_state())
+        self.random = RandomWatch()
 
     # -- the wire ----------------------------------------------------------------------------------
 
@@ -185,9 +188,9 @@ class StudentProgram:
     def from_handle(self, key, kind=None, type_name=None):
         return self.handles[key]
 
-    def send(self, header: dict, arrays=()) -> None:
+    def send(self, header: dict, arrays=(), code_ran: bool = True) -> None:
         arrays = list(arrays)
-        self.outgoing(header, arrays)
+        self.outgoing(header, arrays, code_ran)
         write_frame(self.fd_out, pack(header, arrays))
 
     def receive(self):
@@ -235,8 +238,9 @@ class StudentProgram:
         return {name: id(value) for name, value in dict.items(self.namespace)
                 if not SHELL_NAMES.fullmatch(name) and not (name in self.lent and self.lent[name] is value)}
 
-    def outgoing(self, header: dict, arrays: list) -> None:
-        """What changed here since the last message: the student's names, shared copies, random state."""
+    def outgoing(self, header: dict, arrays: list, code_ran: bool = True) -> None:
+        """What changed here since the last message: the student's names, shared copies, and (where the
+        student's code ran since the last message) the random state."""
         now = self._bindings()
         for name in set(self.bindings) | set(now):
             if self.bindings.get(name) != now.get(name):
@@ -258,11 +262,10 @@ class StudentProgram:
                 changed.append([key, encode(entry[0], arrays, self.as_handle)])
         if changed:
             header["mirrors"] = changed
-        state = random_state()
-        state_print = fingerprint(state)
-        if state_print != self.random_seen:
-            self.random_seen = state_print
-            header["random"] = encode(state, arrays, self.as_handle)
+        if not code_ran:
+            return
+        if self.random.moved():
+            header["random"] = encode(random_state(), arrays, self.as_handle)
 
     def incoming(self, header: dict, arrays: list) -> None:
         """The grader's changes to shared copies and to the random state, made here before anything runs."""
@@ -282,7 +285,7 @@ class StudentProgram:
         if "random" in header:
             state = self.decode(header["random"], arrays)
             set_random_state(state)
-            self.random_seen = fingerprint(random_state())
+            self.random.settled()
 
     # -- the requests ----------------------------------------------------------------------------------
 
@@ -407,10 +410,11 @@ class StudentProgram:
                 reply, reply_arrays = self.answer(header, arrays)
             except BaseException as error:  # noqa: BLE001 - everything goes back to the grader
                 reply, reply_arrays = {"op": "raise", "error": error_info(error)}, []
+            ran = header.get("op") in RUNS_CODE
             try:
-                self.send(reply, reply_arrays)
+                self.send(reply, reply_arrays, ran)
             except Exception as error:  # e.g. a value np.save refuses
-                self.send({"op": "raise", "error": error_info(error)})
+                self.send({"op": "raise", "error": error_info(error)}, (), ran)
             finally:     # the arguments of a call are shared while it runs, not after
                 for key in [key for key in self.mirrors if key.startswith("a")]:
                     del self.mirrors[key]

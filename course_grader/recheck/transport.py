@@ -37,6 +37,9 @@ from .call_recording import CallRecorder
 from .sharing import Sharing
 from .wire_format import HANDLE_KINDS, MAX_FRAME, ReplyError, decode, encode, pack, unpack
 
+#: The requests during which the student's code runs (before them, the tests' random state is sent if it moved)
+RUNS_CODE = frozenset({"run", "call", "apply", "getattr", "setattr"})
+
 #: The sandboxed program's files, in order (it has no package to import them from): each one's names
 #: are there for the next.
 CHILD_FILES = ("wire_format.py", "mirroring.py", "student_program.py")
@@ -275,6 +278,7 @@ class StudentProcess:
         self.refusals: list = []              # (name, why) of names the grader held and did not lend
         self.may_change = lambda value: True  # whether the student's code may change this object of the test's
         self._calls = 0
+        self._in_callback = False
 
     def _handle(self, key: int, kind: str, label: str, type_name: str = ""):
         """What the grader holds for an object of the student's: a :class:`Remote`, and for a
@@ -398,8 +402,10 @@ class StudentProcess:
         return reply, arrays
 
     def _send(self, header: dict, arrays: list, deadline: float) -> None:
-        """One message to the student's process, with what changed here since the last one."""
-        self.sharing.outgoing(header, arrays, self._as_reference, self._as_callback)
+        """One message to the student's process, with what changed here since the last one (the random
+        state only before the student's code runs, or after the test's ran in a callback)."""
+        code_ran = header.get("op") in RUNS_CODE or (header.get("op") in ("return", "raise") and self._in_callback)
+        self.sharing.outgoing(header, arrays, self._as_reference, self._as_callback, code_ran)
         self._write(pack(header, arrays), deadline)
 
     def _value(self, reply: dict, arrays: list, label: str):
@@ -434,7 +440,11 @@ class StudentProcess:
                 deadline = grace
                 continue
             if reply.get("op") == "callback":
-                self._serve_callback(reply, reply_arrays, deadline)
+                self._in_callback = True
+                try:
+                    self._serve_callback(reply, reply_arrays, deadline)
+                finally:
+                    self._in_callback = False
                 continue
             if reply.get("op") == "lookup":
                 self._serve_lookup(reply, deadline)

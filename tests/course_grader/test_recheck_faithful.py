@@ -119,11 +119,15 @@ MUTATION_TESTS = [
     "a = Account()\ndeposit_twice(a, 5)\nassert a.total() == 10 and len(a.history) == 2",
     "a = Account()\na.history = [1, 2]\na.deposit(3)\nassert a.total() == 6",
     "assert record(1) == 1 and record(2) == 2\nassert totals == [1, 2]\ntotals.append(9)\nassert record(3) == 4",
+    # arrays with nothing in them (an empty cache, a batch of none) travel and mirror like any other
+    "empty = np.zeros((2, 0, 3))\nassert fill(empty, 1.0) is None\nassert empty.shape == (2, 0, 3)\n"
+    "items = [np.zeros(0)]\nappend_to(items, np.ones((0, 4)))\nassert [a.shape for a in items] == [(0,), (0, 4)]",
+    "column = np.zeros((3, 4))[:, ::2]\nassert fill(column, 2.0) is None\ncheck(column, np.full((3, 2), 2.0))",
 ]
 
 
 @pytest.mark.parametrize("test", MUTATION_TESTS, ids=["array", "list", "dict", "set", "nested", "object",
-                                                      "attribute", "module_state"])
+                                                      "attribute", "module_state", "empty", "strided"])
 def test_what_the_students_code_changes_in_place_the_test_sees_changed_and_back(tmp_path, test):
     result = rerun_cells([("setup", SETUP), ("student", MUTATION), ("test", test)], tmp_path)
     assert result.failures == {}, result.failures
