@@ -28,10 +28,63 @@ def score_line(result: dict) -> str:
     return line
 
 
-def print_summary(report: dict):
+#: The share of the graded students (at least two) whose time limits, once reached, the summary opens with
+MANY_TIME_LIMITED = 0.1
+#: How much longer the limits the summary suggests for grading again are
+LONGER_LIMITS = 3
+
+
+def time_limit_warning(report: dict, rerun: str | None) -> str | None:
+    """The summary's first line when many students reached a time limit: how many, under which
+    limits, and the command that grades them again with longer ones (None when few did)."""
+    limited, results = report.get("time_limited") or [], report["results"]
+    if len(limited) < 2 or len(limited) < MANY_TIME_LIMITED * len(results):
+        return None
+    limits = report.get("limits") or {}
+    text = (f"{len(limited)} of {len(results)} students reached a time limit ({limits.get('cell_timeout')} s a "
+            f"cell, {limits.get('notebook_timeout')} s a notebook), which on a busy or slow machine a correct "
+            "notebook can: their lost points may be the machine's")
+    if rerun:
+        text += f". Grade them again with longer limits (hand grades are kept):\n  {rerun}"
+    return text
+
+
+def rerun_command(parser, argv: list, limits: dict) -> str:
+    """The command this run was, runnable from any folder (every path absolute, this environment's
+    interpreter by its path), with the time limits :data:`LONGER_LIMITS` times longer."""
+    import shlex
+    import sys
+
+    args = parser.parse_args(argv)
+    args.cell_timeout = int(limits["cell_timeout"] * LONGER_LIMITS)
+    args.notebook_timeout = int(limits["notebook_timeout"] * LONGER_LIMITS)
+    args.config = (args.config or Path("nbgrader_config.py")).resolve()
+    args.new_secret = False            # a new secret is asked for once, by the run that makes it
+    words = [sys.executable, "-m", "course_grader"]
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest == "help" or value is None or value is False:
+            continue
+        if isinstance(value, Path):
+            value = value.resolve()
+        if action.dest == "shard":
+            value = f"{value[0]}/{value[1]}"
+        if not action.option_strings:
+            words.append(str(value))
+        elif value is True:
+            words.append(action.option_strings[0])
+        else:
+            words += [action.option_strings[-1], str(value)]
+    return shlex.join(words)
+
+
+def print_summary(report: dict, rerun: str | None = None):
     from .report import terminal_text
 
     results = report["results"]
+    warning = time_limit_warning(report, rerun)
+    if warning:
+        print(f"\n{warning}")   # counts, limits and the instructor's own command: nothing of a submission
     print(f"\n{report['assignment']}: {report['graded']} graded, {report['unreadable']} unreadable, "
           + (f"{report['no_notebook']} with no notebook, " if report.get("no_notebook") else "") +
           f"{report['failed']} failed, " + (f"{report['not_graded']} not graded (stopped), "
@@ -49,6 +102,7 @@ def print_summary(report: dict):
         print(line + ("  -- " + terminal_text("; ".join(extra)) if extra else ""))
     print_upload(report)
     waiting = sum(r.get("to_grade_by_hand", 0) for r in results)
+    # A report of this version says the command in full (runnable as printed); an older one does not
     command = report.get("feedback_command") or f"nbgrader generate_feedback {report['assignment']} --force"
     if waiting:
         print(f"{waiting:g} points in all are still to grade by hand (the CSV's to_grade_by_hand column): "
@@ -191,7 +245,7 @@ def main(argv=None):
         raise SystemExit("grading stopped; the gradebook holds the students graded in full, no one else") from None
     if not args.quiet:
         if report["results"]:
-            print_summary(report)
+            print_summary(report, rerun_command(parser, argv, report["limits"]))
         else:
             print(f"{args.assignment}: no students in shard {args.shard[0]}/{args.shard[1]}")
     # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero

@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 from . import hidden_tests, sandbox
+from .course_directory import FirstWrites, nbgrader_command, write_configuration
 from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import check_source, find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
@@ -93,7 +94,6 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``;
     ``course`` overrides its ``source_directory`` and ``course_id``.
     """
-    given_course_dir = course_dir is not None
     started = time.monotonic()
     config = load_config(course_dir, limits, config_file, course, course_config)
     # Strict mode where isolation is impossible stops here, before anything is written: building a
@@ -137,17 +137,27 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         say(sandbox.describe())
         say(describe_policy(config, assignment))
         self_test(course_dir)
-        if secret is None:     # read (or create) once here: the workers grade in shards of the course directory
-            secret = hidden_tests.read_or_create_secret(secret_file)
-            say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
-                "and keep it to grade this term's submissions again")
-        config.HiddenTests.secret = secret
-        record_secret(course_dir, assignment, secret)
-        use_fast_alembic_head()
-        phase("start-up (sandbox self-test, nbgrader configuration)")
-        if shard is not None:
-            submissions = [sub for sub in submissions if in_shard(sub.student, *shard)]
-        releases = prepare_assignment(config, course_dir, assignment)
+        # What is written before the first student is graded is put back if preparing fails: no
+        # half-written gradebook, no secret of a run that graded nothing (course_directory.py).
+        first_writes = FirstWrites(course_dir, [course_dir / "gradebook.db", secret_file,
+                                                course_dir / SECRETS_RECORD], run_dir, created)
+        try:
+            if secret is None:     # read (or create) once here: the workers grade in shards of the course directory
+                secret = hidden_tests.read_or_create_secret(secret_file)
+                say(f"hidden tests draw their inputs from a new secret in {secret_file}: keep it private, "
+                    "and keep it to grade this term's submissions again")
+            config.HiddenTests.secret = secret
+            record_secret(course_dir, assignment, secret)
+            use_fast_alembic_head()
+            phase("start-up (sandbox self-test, nbgrader configuration)")
+            if shard is not None:
+                submissions = [sub for sub in submissions if in_shard(sub.student, *shard)]
+            releases = prepare_assignment(config, course_dir, assignment)
+        except BaseException:
+            first_writes.undo()
+            raise
+        configuration = write_configuration(course_dir, config_file=config_file, course=course,
+                                            course_config=course_config, limits=limits)
         phase("prepare assignment")
         say(f"grading {len(submissions)} submissions of {assignment} ({len(releases)} notebook"
             f"{'s' if len(releases) > 1 else ''} each) with "
@@ -189,8 +199,10 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         "student_ids": {s.student: s.given_id for s in submissions if s.given_id},
         "warnings": warnings,
         "to_grade_by_hand": sum(r.get("to_grade_by_hand", 0) for r in ordered),
-        "feedback_command": feedback_command(assignment, course_dir if given_course_dir else None,
-                                             config_file, course),
+        "feedback_command": nbgrader_command(course_dir, configuration, "generate_feedback", assignment,
+                                             "--force"),
+        "limits": run_limits(config),
+        "time_limited": sorted(r["student"] for r in ordered if r.get("time_limits")),
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(report, indent=1))
     return report
@@ -299,23 +311,12 @@ def answers_in(config, assignment: str, names: list[str]):
     return worked
 
 
-def feedback_command(assignment: str, course_dir: Path | None, config_file: Path | None,
-                     course: dict | None) -> str:
-    """The ``nbgrader generate_feedback`` command that finds this run's course (after hand grading).
+def run_limits(config) -> dict:
+    """The limits this run graded under (``GradingLimits``: the configuration's, or the command's options)."""
+    from .preprocessors.config import GradingLimits
 
-    nbgrader reads ``nbgrader_config.py`` in the folder it runs from; a run with
-    ``--course-dir``, ``--config`` or ``--course-id`` needs them said again.
-    """
-    import shlex
-
-    words = ["nbgrader", "generate_feedback", assignment, "--force"]
-    if course_dir is not None:
-        words.append(f"--course-dir={Path(course_dir).resolve()}")
-    if config_file is not None:
-        words.append(f"--config={Path(config_file).resolve()}")
-    if (course or {}).get("course_id"):
-        words.append(f"--CourseDirectory.course_id={course['course_id']}")
-    return shlex.join(words)
+    limits = GradingLimits(config=config)
+    return {key: getattr(limits, key) for key in ("cell_timeout", "notebook_timeout", "memory_mb")}
 
 
 def describe_policy(config, assignment: str) -> str:
@@ -374,6 +375,8 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         merge_shard(master, f"sqlite:///{shard_dir / 'gradebook.db'}", assignment, students)
         copy_student_folders(shard_dir, course_dir, assignment, students)
         results += report["results"]
+    configuration = write_configuration(course_dir, config_file=config_file, course=course,
+                                        course_config=course_config, limits=None)
     csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
     export_csv(config, course_dir, assignment, csv_path,
                {r["student"]: r["handed_in"] for r in results if "handed_in" in r},
@@ -388,6 +391,8 @@ def merge(shard_dirs: list[Path], assignment: str, course_dir: Path | None = Non
         "no_notebook": sum(r["status"] == "no notebook" for r in results),
         "flagged": sum(bool(r["flags"]) for r in results), "results": results,
         "upload": {path: verdict for _, report in reports for path, verdict in report.get("upload", {}).items()},
+        "feedback_command": nbgrader_command(course_dir, configuration, "generate_feedback", assignment,
+                                             "--force"),
     }
     (course_dir / f"grading-{assignment}.json").write_text(json.dumps(merged, indent=1))
     return merged

@@ -114,17 +114,40 @@ def _layered(config, course_config: Path):
     layered = config.copy()
     if "forbidden_modules" not in theirs.get("GradingPolicy", {}):
         layered.GradingPolicy.forbidden_modules = {}
-    # Their folders are theirs: a relative root is their file's folder's, a relative source folder their root's.
-    folders = theirs.CourseDirectory if "CourseDirectory" in theirs else {}
-    their_root = course_config.parent / folders.get("root", ".")
-    if "root" in folders:
-        theirs.CourseDirectory.root = str(their_root.resolve())
-    if "source_directory" in folders:
-        theirs.CourseDirectory.source_directory = str((their_root / folders["source_directory"]).resolve())
+    resolve_course_paths(theirs, course_config)
     layered.merge(theirs)
     for (section, trait), value in pipeline.items():
         layered[section][trait] = value
     return layered
+
+
+#: The options nbgrader reads as files relative to the course's root (its converters run in that folder):
+#: ``(section, trait)``.  The course directory's own folders (submitted, autograded, feedback) are
+#: the grading run's, inside ``--course-dir``.
+FILES_IN_THE_COURSE_ROOT = (("IncludeHeaderFooter", "header"), ("IncludeHeaderFooter", "footer"))
+
+
+def resolve_course_paths(theirs, course_config: Path) -> None:
+    """Make the path options of another course's own configuration absolute, as nbgrader resolves them
+    for that course: its root relative to the folder of its ``nbgrader_config.py`` (where nbgrader runs),
+    its source folder and the files of :data:`FILES_IN_THE_COURSE_ROOT` relative to that root.  A file
+    that is not there stops the run here, before anything is written, saying which option names it."""
+    folders = theirs.CourseDirectory if "CourseDirectory" in theirs else {}
+    their_root = (course_config.parent / folders.get("root", ".")).resolve()
+    if "root" in folders:
+        theirs.CourseDirectory.root = str(their_root)
+    if "source_directory" in folders:
+        theirs.CourseDirectory.source_directory = str((their_root / folders["source_directory"]).resolve())
+    for section, trait in FILES_IN_THE_COURSE_ROOT:
+        value = theirs[section][trait] if section in theirs and trait in theirs[section] else ""
+        if not value:
+            continue
+        path = (their_root / value).resolve()
+        if not path.is_file():
+            raise SystemExit(f"--course-config {course_config}: c.{section}.{trait} = {value!r} names {path}, "
+                             "which is not a file (nbgrader reads it relative to the course's root, "
+                             f"{their_root}); nothing was written")
+        theirs[section][trait] = str(path)
 
 
 def make_api(config, root: Path):

@@ -51,7 +51,11 @@ class Result:
     notes: list = field(default_factory=list)
     feedback: list = field(default_factory=list)   # the feedback pages, one per notebook
     diagnoses: list = field(default_factory=list)  # "test: mistake" named in the feedback (mistakes.py)
+    time_limits: int = 0           # cells that reached a time limit (a cell's, the notebook's, the re-check's)
 
+
+#: The grading report's events that say a time limit, not the student's code, ended a cell
+TIME_LIMIT_EVENTS = frozenset({"cell_timeout", "kernel_unresponsive", "budget"})
 
 #: Submissions per core from which one more worker than cores pays (see :func:`worker_count`)
 EXTRA_WORKER_FROM = 10
@@ -195,6 +199,7 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
             where = f"{name}: " if several else ""
             result.flags += [where + flag for flag in report.flags]
             result.events += [f"{where}{e.grade_id or e.cell}: {e.message}" for e in report.events]
+            result.time_limits += sum(e.kind in TIME_LIMIT_EVENTS for e in report.events)
             result.diagnoses += [f"{where}{d.grade_id}: {', '.join(d.mistakes)}" for d in report.diagnoses]
     with Gradebook(api.coursedir.db_url) as gb:
         submission = gb.find_submission(assignment, student)

@@ -14,6 +14,8 @@ import json
 import os
 import re
 import runpy
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -181,3 +183,17 @@ def programs_start(how: str):
     finally:
         if zygote is not None:
             zygote.close()
+
+
+def without_the_environment() -> dict:
+    """The environment of a shell where the grader's virtual environment is not activated."""
+    bin_dir = os.path.dirname(sys.executable)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != bin_dir)
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return dict(env, PATH=path or "/usr/bin:/bin")
+
+
+def run_as_printed(command: str, cwd) -> subprocess.CompletedProcess:
+    """Run a command the grader printed, exactly as printed, in a plain shell in ``cwd``."""
+    return subprocess.run(["sh", "-c", command], cwd=cwd, env=without_the_environment(), capture_output=True,
+                          text=True, timeout=1800)

@@ -126,3 +126,13 @@ def test_faq_names_only_what_exists():
 @pytest.mark.parametrize("name", ["LICENSE", "LICENSE-TEXT.md", "CITATION.cff", "CHANGELOG.md"])
 def test_the_readme_names_the_project_files(name):
     assert f"`{name}`" in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("path", ["grades.csv", "grading/grades.csv", "grades-a1_seq2seq.csv",
+                                  "solutions/grades.csv", "grading/gradebook.db"])
+def test_no_grades_file_can_be_committed_by_accident(path):
+    """``nbgrader export`` writes ``grades.csv`` (names and scores) where it runs: never into git."""
+    import subprocess
+
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=ROOT)
+    assert ignored.returncode == 0, f"{path} is not ignored by .gitignore"
