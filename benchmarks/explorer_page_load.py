@@ -12,15 +12,12 @@ head button of the page's first explorer of trained maps).
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
-sys.path.insert(0, str(ROOT / "tests" / "site"))
-from built_site import CHROMIUM_ARGS  # noqa: E402  (the flags the browser tests use)
+from book_build.browser import CHROMIUM_ARGS, find_chromium  # the flags the browser tests use
 
 PAGES = ["05_self_attention", "05_what_it_refers_to", "06_what_heads_learn",
          "11_training_transformer", "12_bert", "14_what_the_vit_learned"]
@@ -37,7 +34,9 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("no Chromium found: install Debian's chromium or set CHROMIUM=/path/to/chrome")
     print(f"{'page':<28}{'page KB':>9}{'JSON KB':>9}{'DOM ready ms':>14}{'load ms':>9}{'redraw ms':>11}")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)

@@ -2,6 +2,9 @@
 
     python3 scripts/slow_cpu.py --share 1/3 -- make book
 
+(It needs nothing but Python's standard library, so that it can run before
+``make book`` has made the virtual environment.)
+
 Students build the book on older laptops that are doing other things; CI
 runners share their cores.  A build that passes only on a quiet, fast machine
 fails there, so the build is tried here the way it would run there.  Two ways

@@ -37,8 +37,6 @@ from pathlib import Path
 # TensorFlow's settings, before anything imports it (as the Makefile and the chapters set them)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this repository's package
-
 from attention_course.data.shakespeare import load_splits  # noqa: E402
 from attention_course.training import cache, char_gpt  # noqa: E402
 

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TREES = ["attention_course", "course_grader", "course_authoring", "scripts", "book/_ext", "benchmarks"]
+TREES = ["attention_course", "course_grader", "course_authoring", "book_build", "scripts", "book/_ext", "benchmarks"]
 
 
 def project_modules() -> dict[str, Path]:
@@ -139,3 +139,41 @@ def test_the_grader_s_known_cycle_is_gone():
     graph = import_graph()
     assert "course_grader.mistakes" not in graph["course_grader.recheck.transport"]
     assert "course_grader.hidden_tests" in graph["course_grader.mistakes"]
+
+
+#: The only places that put a folder on ``sys.path``: the grader making the student's own folder
+#: importable to the student's code, as Jupyter does (never project code reached by path)
+STUDENT_PATH_INSERTS = {"course_grader/instructor_code.py", "course_grader/sandbox.py",
+                        "course_grader/recheck/student_program.py"}
+
+
+def path_inserts(path: Path) -> list[int]:
+    """The lines of ``path`` that call ``sys.path.insert`` or ``sys.path.append``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("insert", "append") and ast.unparse(node.func.value) == "sys.path"):
+            found.append(node.lineno)
+    if "sys.path.insert" in path.read_text() and not found:       # inside a string run as code (sandbox.py)
+        found = [n for n, line in enumerate(path.read_text().splitlines(), 1) if "sys.path.insert" in line]
+    return sorted(found)
+
+
+def test_project_code_is_reached_by_import_never_by_a_path_put_on_sys_path():
+    """Build code, scripts, benchmarks and the book's extensions import each other as packages
+    (``book_build``, ``attention_course``); only the grader puts the *student's* folder on the path."""
+    offenders = {}
+    for module, path in project_modules().items():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative not in STUDENT_PATH_INSERTS and path_inserts(path):
+            offenders[relative] = path_inserts(path)
+    assert offenders == {}
+    assert all(path_inserts(ROOT / name) for name in STUDENT_PATH_INSERTS), "an allowed insert is gone: drop it"
+
+
+def test_the_path_check_finds_an_insert_and_an_append(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import sys\nif True:\n    sys.path.insert(0, 'x')\nsys.path.append('y')\n")
+    assert path_inserts(module) == [3, 4]
+    module.write_text("import sys\npaths = [1]\npaths.insert(0, 2)\n")
+    assert path_inserts(module) == []

@@ -5,7 +5,7 @@ Two keys ask this question, and both ask it here:
 * the model cache (:mod:`attention_course.training.cache`): a trained model's
   key covers the package modules its build and fit functions import,
   recursively;
-* the book's build (``scripts/chapter_execution.py``): a page's key covers the
+* the book's build (:mod:`book_build.chapters`): a page's key covers the
   package modules its code cells import, recursively.
 
 An import counts wherever it is written, at the top of a module or inside a

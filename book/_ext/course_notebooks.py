@@ -38,6 +38,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from book_build import chapters   # the table of contents, read as the build reads it
+
 BOOK = Path(__file__).resolve().parents[1]
 #: the first code cell of every chapter's notebook, as a template (REPOSITORY and VERSION filled in)
 INSTALL_TEMPLATE = Path(__file__).resolve().with_name("install_cell.py")
@@ -52,29 +54,12 @@ EXTRA_NOTEBOOKS = ("exercises/**/*.ipynb",)
 
 def toc_docnames(root: Path = BOOK) -> list[str]:
     """Every page of ``_toc.yml`` in reading order (depth first), root page first."""
-    from sphinx_external_toc.parsing import parse_toc_yaml
-
-    site_map = parse_toc_yaml(root / "_toc.yml")
-    order: list[str] = []
-
-    def visit(docname: str) -> None:
-        order.append(docname)
-        for subtree in site_map[docname].subtrees:
-            for item in subtree.items:
-                if isinstance(item, str):  # not a URL or a glob
-                    visit(item)
-
-    visit(site_map.root.docname)
-    return order
+    return chapters.toc_docnames(root)
 
 
 def source_path(docname: str, root: Path = BOOK) -> Path:
     """The source file of a page (``.md`` or ``.ipynb``)."""
-    for suffix in (".md", ".ipynb"):
-        path = root / f"{docname}{suffix}"
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"no source file for the page {docname!r} in _toc.yml")
+    return chapters.source_path(docname, root)
 
 
 def read_notebook(path: Path):

@@ -55,7 +55,6 @@ import math
 import os
 import posixpath
 import re
-import sys
 from html import escape, unescape
 from pathlib import Path
 
@@ -66,9 +65,9 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course_notebooks  # noqa: E402  (the same code the deploy workflow runs)
-import notebook_markdown  # noqa: E402
+# Jupyter Book puts this folder on sys.path (it is the extension's local_extensions path)
+import course_notebooks  # the same code the deploy workflow runs
+import notebook_markdown
 
 LOGGER = logging.getLogger(__name__)
 WORDS_PER_MINUTE = 200

@@ -5,16 +5,14 @@ eight seeds), so these tests are what keeps its script importable and its table 
 """
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import check_claims  # noqa: E402
+from attention_course.chapter_tools.claims import MEASURED, Claim
+from book_build import claims_run as check_claims
 
-from attention_course.chapter_tools.claims import MEASURED, Claim  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_it_runs_every_chapter_that_makes_a_claim_and_no_other():
@@ -99,7 +97,7 @@ def test_a_measurement_has_its_values_and_no_margin(capsys):
 def executed(tmp_path, monkeypatch):
     """``check_claims.main`` with a fake executor and its outputs under ``tmp_path``: the jobs it ran."""
     jobs = []
-    monkeypatch.setattr(check_claims.chapter_execution, "execute_all",
+    monkeypatch.setattr(check_claims.execution, "execute_all",
                         lambda given, workers, report: jobs.extend(given) or [])
     monkeypatch.setattr(check_claims, "TABLE", tmp_path / "claims_by_seed.json")
     for name in ("RECORDS", "RECORDS_WITH_REWRITES"):

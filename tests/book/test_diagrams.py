@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from book_build import diagrams  # a build-time tool: python scripts/diagrams.py FOLDER
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import diagrams  # noqa: E402  (a build-time tool: scripts/diagrams.py)
 FIGURES = ROOT / "book" / "figures"
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -8,14 +8,12 @@ Fixed, the chapter is executed again and its page loses the notice.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_book  # noqa: E402
+from book_build import build as build_book  # noqa: E402
 
 HEADER = (ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
 

@@ -1,4 +1,4 @@
-"""The build stops a hung cell and never a slow one (``chapter_execution.HangWatchdog``).
+"""The build stops a hung cell and never a slow one (``book_build.watchdog.HangWatchdog``).
 
 Slowness is not a failure: a CPU three times slower, or a machine busy with
 other work, makes a cell take longer without making it wrong.  So no cell has
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from book_build import execution
+from book_build.watchdog import CellLimits
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import chapter_execution  # noqa: E402
-from chapter_execution import CellLimits  # noqa: E402
 
 HEADER = (ROOT / "book" / "chapters" / "09_encoder_block.md").read_text().split("---", 2)[1]
 #: small limits: hung after 4 s without CPU or output
@@ -26,16 +26,16 @@ QUICK = CellLimits(idle_seconds=4, idle_cpu_seconds=0.5, cpu_seconds=600, grace_
                    poll_seconds=0.5)
 
 
-def chapter(tmp_path, *cells: str) -> chapter_execution.Job:
+def chapter(tmp_path, *cells: str) -> execution.Job:
     path = tmp_path / "tiny.md"
     body = "".join(f"```{{code-cell}} ipython3\n{cell}\n```\n\n" for cell in cells)
     path.write_text(f"---{HEADER}---\n\n# Tiny\n\n{body}")
-    return chapter_execution.Job(path)
+    return execution.Job(path)
 
 
 def run(job, limits=QUICK):
     started = time.monotonic()
-    result = chapter_execution.execute(job, limits)
+    result = execution.execute(job, limits)
     return result, time.monotonic() - started
 
 

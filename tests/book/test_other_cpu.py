@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_book  # noqa: E402
-import other_cpu  # noqa: E402
-
-from attention_course.cpu_code_paths import CODE_PATH_VARIABLES  # noqa: E402
+from attention_course.cpu_code_paths import CODE_PATH_VARIABLES
+from book_build import build as build_book
+from book_build import other_cpu
 
 AVX2 = other_cpu.PROFILES["avx2"]
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import http.server
-import os
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -35,15 +33,10 @@ SCREENSHOTS = ROOT / "_build" / "screenshots"
 
 sys.path.insert(0, str(BOOK / "_ext"))
 import course_notebooks  # noqa: E402  (the TOC and notebook logic the build uses)
+from book_build.browser import CHROMIUM_ARGS, find_chromium  # noqa: E402,F401  (tests import them here)
 
 TOC = course_notebooks.toc_docnames(BOOK)
 NOTEBOOKS = course_notebooks.notebook_docnames(BOOK)
-
-# Flags that keep headless Chromium off the network (this machine has none;
-# without them it retries Google's services at every start).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-default-apps", "--mute-audio"]
 
 
 def page_file(docname: str) -> Path:
@@ -88,11 +81,9 @@ def server(site: Path):
 
 
 def chromium_path() -> str:
-    candidates = [os.environ.get("CHROMIUM"), shutil.which("chromium"),
-                  shutil.which("chromium-browser"), shutil.which("google-chrome")]
-    for candidate in candidates:
-        if candidate and Path(candidate).exists():
-            return candidate
+    found = find_chromium()
+    if found:
+        return found
     pytest.fail("no Chromium found: install Debian's `chromium` package "
                 "(`make test` does it where it may) or set CHROMIUM=/path/to/chrome")
 

@@ -1,6 +1,5 @@
 """The one import walker: what the model cache and the book's build both follow."""
 
-import sys
 import textwrap
 from pathlib import Path
 
@@ -68,26 +67,19 @@ def test_the_numpy_modules_import_nothing_from_the_weights_package():
 
 def test_a_change_to_vision_py_reaches_only_the_vision_transformer_chapter():
     """Issue 35: editing vision.py used to re-execute 11 pages (chapters 5-14) through a cycle."""
-    sys.path.insert(0, str(REPOSITORY / "scripts"))
-    try:
-        import chapter_execution
-    finally:
-        sys.path.remove(str(REPOSITORY / "scripts"))
+    from book_build import chapters as book_chapters
+
     vision = REPOSITORY / PACKAGE / "vision.py"
     chapters = sorted((REPOSITORY / "book" / "chapters").glob("*.md"))
     reached = {path.stem for path in chapters
-               if vision in chapter_execution.dependencies(
-                   chapter_execution.code_sources(chapter_execution.read_chapter(path)))}
+               if vision in book_chapters.dependencies(
+                   book_chapters.code_sources(book_chapters.read_chapter(path)))}
     assert reached == {"14_vision_transformer", "14_what_the_vit_learned"}   # chapter 14's two pages
 
 
 def test_the_walker_is_where_the_model_cache_and_the_build_both_look():
     from attention_course.training import cache
+    from book_build import chapters as book_chapters
 
-    sys.path.insert(0, str(REPOSITORY / "scripts"))
-    try:
-        import chapter_execution
-    finally:
-        sys.path.remove(str(REPOSITORY / "scripts"))
     assert cache.dependencies is dependencies
-    assert chapter_execution.module_closure is dependencies.module_closure
+    assert book_chapters.module_closure is dependencies.module_closure

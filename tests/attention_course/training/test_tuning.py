@@ -3,16 +3,15 @@
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from attention_course.training import tuning
 
+from book_build import tuning_search as tune_comparisons
+
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "scripts"))
-import tune_comparisons  # noqa: E402
 
 CHAPTERS = ROOT / "book" / "chapters"
 
