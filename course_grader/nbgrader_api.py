@@ -88,6 +88,11 @@ def load_config(course_dir: Path | None = None, limits: dict | None = None,
 
     coursedir = CourseDirectory(config=config)
     config.CourseDirectory.source_directory = str(Path(coursedir.root, coursedir.source_directory).resolve())
+    # The grading reports stay the instructor's, whatever the course's own ignore list says
+    from .report import REPORT_FILES
+
+    ignored = list(config.CourseDirectory.get("ignore", CourseDirectory.ignore.default_value))
+    config.CourseDirectory.ignore = ignored + [REPORT_FILES] * (REPORT_FILES not in ignored)
     limits = limits or {}
     for key, value in limits.items():
         if value is not None:

@@ -77,6 +77,12 @@ class PracticeResult:
     def max_points(self) -> float:
         return sum(part.max_points for part in self.parts)
 
+    def _repr_pretty_(self, printer, cycle) -> None:
+        """How a notebook shows the result a cell ends with: one line, since :func:`check` has just
+        printed the report (the dataclass's repr, ~1,000 characters, stays for debugging)."""
+        printer.text(f"<practice feedback for {self.assignment}: {self.points:g} / {self.max_points:g} "
+                     "points; the report is above, and in .text()>")
+
     def text(self) -> str:
         lines = [f"Practice feedback for {self.assignment} (not a grade): "
                  f"{self.points:g} / {self.max_points:g} points from the tests"]

@@ -28,6 +28,15 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+#: The file beside each autograded notebook, for the instructor's tools only: nbgrader's commands do
+#: not copy it into a student's feedback folder (CourseDirectory.ignore, set by nbgrader_api.load_config)
+REPORT_FILES = ".grading-report-*.json"
+
+
+def report_file(folder, notebook: str) -> Path:
+    """Where the report of ``notebook`` (its name without ``.ipynb``) is written in ``folder``."""
+    return Path(folder, REPORT_FILES.replace("*", notebook))
+
 import nbformat
 from nbformat.notebooknode import NotebookNode
 

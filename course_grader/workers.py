@@ -34,7 +34,7 @@ from .intake import write_blank
 from .nbgrader_api import (check_metadata_with_one_validator, make_api, reuse_compiled_templates,
                            reuse_gradebook_engines, reuse_gradebook_lookups, reuse_highlighting)
 from .progress import Progress
-from .report import GradingReport, terminal_text
+from .report import GradingReport, report_file, terminal_text
 
 
 @dataclass
@@ -193,7 +193,7 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
             return result
     several = len(releases) > 1
     for name in releases:
-        report_path = shard / "autograded" / student / assignment / f".grading-report-{name}.json"
+        report_path = report_file(shard / "autograded" / student / assignment, name)
         if report_path.exists():
             report = GradingReport.read(report_path)
             where = f"{name}: " if several else ""

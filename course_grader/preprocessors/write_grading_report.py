@@ -9,13 +9,12 @@ score 0 (:func:`course_grader.hidden_tests.fail_unsettled`).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .. import hidden_tests
-from ..report import GradingReport, notes_cell, take_notes_for_review
+from ..report import GradingReport, notes_cell, report_file, take_notes_for_review
 
 
 class WriteGradingReport(NbGraderPreprocessor):
@@ -27,7 +26,7 @@ class WriteGradingReport(NbGraderPreprocessor):
         hidden_tests.fail_unsettled(nb, report)
         path = resources.get("metadata", {}).get("path")
         if path:
-            report.write(Path(path, f".grading-report-{resources['nbgrader']['notebook']}.json"))
+            report.write(report_file(path, resources["nbgrader"]["notebook"]))
         lines = report.notes()
         if lines:
             nb.cells.insert(0, notes_cell(lines, nb.get("nbformat_minor", 5)))

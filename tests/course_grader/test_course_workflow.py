@@ -102,6 +102,19 @@ def test_the_printed_feedback_command_runs_as_printed_from_anywhere(graded, tmp_
     done = run_as_printed(command, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert page.read_text() == written      # the run's configuration: the course's feedback page, as graded
+    assert reports_in_feedback(graded["course_dir"]) == []     # nbgrader's own command copies none either
+
+
+def reports_in_feedback(course_dir) -> list:
+    return sorted(p.name for p in (course_dir / "feedback").rglob("*") if p.suffix == ".json")
+
+
+def test_the_grading_report_stays_the_instructors_and_is_not_in_the_feedback(graded):
+    """The report beside each autograded notebook (events, flags, diagnoses) is for the instructor's
+    tools; the student's feedback folder holds the page only."""
+    assert list((graded["course_dir"] / "autograded" / "ada" / ASSIGNMENT).glob(".grading-report-*.json"))
+    assert reports_in_feedback(graded["course_dir"]) == []
+    assert (graded["course_dir"] / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
 
 
 def test_a_header_that_is_not_there_stops_the_run_before_anything_is_written(tmp_path):

@@ -25,6 +25,12 @@ EXPLANATION = ("this looks like the scores were divided by d_k instead of its sq
 LINK_IN_MATH = r"$\href{javascript:alert('mathjax')}{see}$"
 
 
+SIGNATURES = ("* `attention(query, key, value, scale=1.0, query_mask=None, value_mask=None, use_causal_mask=False)`\n"
+              "  * compared with `attention_course.reference.scaled_dot_product_attention_with_weights`\n\n"
+              "| function | what it returns |\n|---|---|\n"
+              "| `scaled_dot_product_attention(query, key, value, mask=None)` | `(output, weights)` |\n")
+
+
 def _meta(**nbgrader):
     return {"nbgrader": {"schema_version": 3, "locked": False, "solution": False, "grade": False,
                          "task": False, **nbgrader}}
@@ -43,6 +49,9 @@ def _assignment(folder: Path):
                                   metadata=_meta(grade_id="scale_of_one", grade=True, locked=True, points=1)),
         nbformat.v4.new_markdown_cell("Why scale? YOUR ANSWER HERE",
                                       metadata=_meta(grade_id="why_scale", grade=True, solution=True, points=2)),
+        # what pushed a real assignment's page 11 px sideways on a phone: a signature in inline
+        # code (a name with no space to break at), in a list and in a table (a2's text)
+        nbformat.v4.new_markdown_cell(SIGNATURES, metadata=_meta(grade_id="signatures", locked=True)),
     ]
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
         "name": "python3", "display_name": "Python 3", "language": "python"}})
@@ -94,7 +103,8 @@ def test_the_index_names_test_cells_as_the_assignment_does(page):
 def test_an_answer_awaiting_a_hand_grade_says_so(page):
     soup = _soup(page)
     entries = [li.get_text(" ", strip=True) for li in soup.select("#toc li")]
-    assert "Written response (to be graded by hand (of 2.0))" in entries, entries
+    # named by its grade id, so two written answers are never both "Written response"
+    assert "Written response \N{EM DASH} why_scale (to be graded by hand, 2.0 points)" in entries, entries
     assert "2.0 of the points still to be graded by hand" in soup.h4.get_text()
     assert "Score: 0.0 / 2.0" not in soup.get_text()
 

@@ -67,6 +67,17 @@ def test_a_correct_notebook_gets_every_point_and_no_mistake(tmp_path, capsys, as
     assert "10 / 10 points" in printed and "FAIL" not in printed
 
 
+def test_the_cell_ending_with_check_shows_one_line_after_the_report(tmp_path, capsys):
+    """The practice cell ends with ``check()``: Jupyter shows the returned result after the printed
+    report, as one line (not the dataclass's repr of every part)."""
+    from IPython.lib.pretty import pretty
+
+    result, printed = _checked(tmp_path, solved_notebook("a1_softmax_additive"), capsys)
+    shown = pretty(result)
+    assert "\n" not in shown and len(shown) < 120 and "10 / 10 points" in shown
+    assert len(repr(result)) > 500                  # what a notebook showed before
+
+
 def test_a_blank_notebook_gets_zero_what_to_do_and_nothing_of_the_hidden_tests(tmp_path, capsys):
     result, printed = _checked(tmp_path, student_notebook("a2_dot_product"), capsys)
     assert result.points == 0 and result.max_points == 10
