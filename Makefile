@@ -4,6 +4,8 @@
 #               browser tests and Slurm for the cluster test where it can, or saying
 #               at once what to install)
 # and, for maintainers:
+#   make check  the tests that need neither the built book nor root, in minutes (no
+#               Chromium, no Slurm, no book build): what to run while working
 #   make claims execute the chapters that train under seeds 0-7 (about an hour) and
 #               write the table of their claims
 #               (attention_course/chapter_tools/claims_by_seed.json)
@@ -28,7 +30,7 @@ export ATTENTION_COURSE_CACHE := $(CURDIR)/_build/course_cache
 CPU ?=
 AS_CPU := $(if $(CPU),$(PY) scripts/other_cpu.py $(CPU) --,)
 
-.PHONY: book test browser slurm claims tune clean
+.PHONY: book test check browser slurm claims tune clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +47,10 @@ book: $(STAMP)
 # pytest lists the thirty slowest tests at the end, for whoever makes the suite faster.
 test: browser slurm book
 	$(AS_CPU) $(PY) -m pytest -n 2 --durations=30
+
+# Markers set in tests/conftest.py: needs_book (tests/site/), needs_root (tests/course_grader/)
+check: $(STAMP)
+	$(AS_CPU) $(PY) -m pytest -n 2 -m "not needs_book and not needs_root"
 
 browser:
 	@scripts/ensure_chromium.sh

@@ -19,6 +19,20 @@ import pytest  # noqa: E402
 from attention_course.weights.randomise import randomise_weights  # noqa: E402
 
 
+#: The folders whose tests ``make check`` leaves out, and why (the markers of pyproject.toml)
+MARKED_FOLDERS = {"site": "needs_book", "course_grader": "needs_root"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test of :data:`MARKED_FOLDERS` (``make check`` runs ``-m "not needs_book and not
+    needs_root"``)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        folder = os.path.relpath(str(item.path), tests).split(os.sep)[0]
+        if folder in MARKED_FOLDERS:
+            item.add_marker(MARKED_FOLDERS[folder])
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

@@ -68,3 +68,34 @@ def test_make_test_checks_the_browser_and_slurm_before_it_builds_anything():
     assert "scripts/ensure_chromium.sh" in makefile and "scripts/ensure_slurm.sh" in makefile
     ci = (ROOT / ".ci" / "run").read_text()
     assert ci.rstrip().endswith("make test") and "apt-get" not in ci   # CI runs just the README's command
+
+
+def test_make_check_leaves_out_exactly_the_marked_folders_and_needs_no_book_browser_or_slurm():
+    """``make check``: the tests that need neither the built book nor root, with no set-up step."""
+    import re
+    import tomllib
+    from types import SimpleNamespace
+
+    import conftest
+
+    dry = subprocess.run(["make", "-n", "check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    assert "pytest" in dry.stdout and '-m "not needs_book and not needs_root"' in dry.stdout
+    assert not re.search(r"build_book|ensure_chromium|ensure_slurm", dry.stdout)
+    declared = {line.split(":")[0] for line in
+                tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]}
+    assert set(conftest.MARKED_FOLDERS.values()) == declared == {"needs_book", "needs_root"}
+    for folder in conftest.MARKED_FOLDERS:
+        assert (ROOT / "tests" / folder).is_dir()
+
+    marked = []
+
+    def item(*parts):
+        thing = SimpleNamespace(path=ROOT.joinpath("tests", *parts), marks=[])
+        thing.add_marker = thing.marks.append
+        marked.append(thing)
+        return thing
+
+    conftest.pytest_collection_modifyitems(None, [item("site", "test_x.py"), item("course_grader", "test_y.py"),
+                                                  item("book", "test_z.py"), item("test_top.py")])
+    assert [thing.marks for thing in marked] == [["needs_book"], ["needs_root"], [], []]
