@@ -10,7 +10,7 @@ under ``[tool.course-grader]`` in pyproject.toml: then nothing of them is
 installed.
 """
 
-import re
+import runpy
 import shutil
 from pathlib import Path
 
@@ -21,11 +21,9 @@ ROOT = Path(__file__).resolve().parent
 BUNDLE = Path("course_grader") / "practice_course"
 
 
-def practice_enabled(pyproject_text: str) -> bool:
-    """``[tool.course-grader] practice-feedback`` (on unless it says false); as course_grader.practice reads it."""
-    section = re.search(r"^\[tool\.course-grader\]\s*$(.*?)(?=^\[|\Z)", pyproject_text, re.M | re.S)
-    setting = section and re.search(r"^practice-feedback\s*=\s*(\w+)", section.group(1), re.M)
-    return not (setting and setting.group(1) == "false")
+#: ``[tool.course-grader] practice-feedback`` (on unless it says false): the rule practice itself
+#: reads it by (``course_grader.practice.enabled``; its module needs only the standard library at import)
+practice_enabled = runpy.run_path(str(ROOT / "course_grader" / "practice.py"))["enabled"]
 
 
 def practice_files(root: Path) -> list[tuple[Path, Path]]:

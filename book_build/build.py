@@ -193,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     toc = (BOOK / "_toc.yml").read_text()
     if not TOC_BUILT.exists() or TOC_BUILT.read_text() != toc:
         command.append("--all")
-    code = subprocess.call(command, cwd=ROOT)
+    # the pages' claims tables read what the kernels recorded, from the folder they recorded into
+    from attention_course.chapter_tools import claims
+
+    code = subprocess.call(command, cwd=ROOT, env=os.environ | {claims.FOLDER_VARIABLE: str(CLAIMS)})
     if code == 0:
         TOC_BUILT.write_text(toc)
     seconds = time.perf_counter() - started

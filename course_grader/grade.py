@@ -232,15 +232,9 @@ SECRETS_RECORD = ".hidden-tests-fingerprints.json"
 
 
 def this_runs_secret(config, course_dir: Path, secret_seed: str | None) -> tuple[str | None, Path]:
-    """The secret this run grades with, and the secret file; None if the file is still to be made."""
-    secret_file = hidden_tests.HiddenTests(config=config).secret_path(course_dir)
-    if secret_seed:
-        return secret_seed, secret_file
-    if config.HiddenTests.get("secret"):
-        return config.HiddenTests.secret, secret_file
-    if secret_file.exists():
-        return hidden_tests.read_or_create_secret(secret_file), secret_file
-    return None, secret_file
+    """The secret this run grades with, and the secret file; None if the file is still to be made
+    (the rule: :meth:`course_grader.hidden_tests.HiddenTests.run_secret`)."""
+    return hidden_tests.HiddenTests(config=config).run_secret(course_dir, secret_seed)
 
 
 def check_same_secret(course_dir: Path, assignment: str, secret: str | None, new_secret: bool, say) -> None:

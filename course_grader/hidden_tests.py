@@ -330,8 +330,20 @@ class HiddenTests(LoggingConfigurable):
     def secret_path(self, course_root) -> Path:
         return Path(self.secret_file or Path(course_root) / SECRET_FILE)
 
+    def run_secret(self, course_root, given: str | None = None) -> tuple[str | None, Path]:
+        """The secret a run grades with, by the one rule: the run's own (``--secret-seed``), else
+        ``secret``, else the secret file's; None while that file is still to be made.  And the file."""
+        path = self.secret_path(course_root)
+        if given:
+            return given, path
+        if self.secret:
+            return self.secret, path
+        return (read_or_create_secret(path) if path.exists() else None), path
+
     def course_secret(self, course_root) -> str:
-        return self.secret or read_or_create_secret(self.secret_path(course_root))
+        """The secret, the file made now if it is the rule's answer and missing."""
+        secret, path = self.run_secret(course_root)
+        return secret if secret is not None else read_or_create_secret(path)
 
 
 def read_or_create_secret(path: Path) -> str:

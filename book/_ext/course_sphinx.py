@@ -68,6 +68,8 @@ from sphinx.util.docutils import SphinxDirective
 # Jupyter Book puts this folder on sys.path (it is the extension's local_extensions path)
 import course_notebooks  # the same code the deploy workflow runs
 import notebook_markdown
+from attention_course.chapter_tools import claims
+from attention_course.seeding import course_seed
 
 LOGGER = logging.getLogger(__name__)
 WORDS_PER_MINUTE = 200
@@ -337,7 +339,7 @@ class ChapterTimesTransform(SphinxPostTransform):
 # --- 3. claims under several seeds -------------------------------------------------
 
 # shipped with the package (a student's notebook reads it when a claim does not hold)
-CLAIMS_TABLE = Path(__file__).resolve().parents[2] / "attention_course" / "chapter_tools" / "claims_by_seed.json"
+CLAIMS_TABLE = claims.TABLE
 
 
 def _simple_table(header: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
@@ -413,17 +415,18 @@ class ClaimsTable(SphinxDirective):
 
     def built_values(self) -> tuple[int, dict[str, float]]:
         """The course seed of this build and the values its pages recorded (``_build/claims``)."""
-        seed = int(os.environ.get("ATTENTION_COURSE_SEED", "0") or 0)
-        folder = Path(self.env.app.outdir).parent / "claims" / f"seed-{seed}"
-        values = {}
-        for record in sorted(folder.glob("*.json")):
+        # the folder the build's kernels recorded into (book_build.build sets it for Sphinx too);
+        # read through claims.load, which knows how records are laid out
+        seed, folder = course_seed(), os.environ.get(claims.FOLDER_VARIABLE)
+        if not folder:
+            return seed, {}
+        for record in sorted(Path(folder).rglob("*.json")):
             self.env.note_dependency(str(record))
-            try:
-                found = json.loads(record.read_text(encoding="utf-8"))
-                values[found["name"]] = found["value"]
-            except (OSError, ValueError, KeyError):
-                continue
-        return seed, values
+        try:
+            recorded = claims.load(Path(folder)).get(seed, {})
+        except (OSError, ValueError, TypeError):    # a record of an older format: the column stays empty
+            recorded = {}
+        return seed, {name: checked.value for name, checked in recorded.items()}
 
 
 # --- 6. accessibility ----------------------------------------------------------------

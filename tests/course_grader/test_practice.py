@@ -175,12 +175,15 @@ def test_the_package_carries_the_course_practice_needs_unless_the_setting_is_off
     assert setup["practice_files"](fork) == []
 
 
-@pytest.mark.parametrize("text", ["[project]\nname = 'x'\n", "[tool.course-grader]\npractice-feedback = true\n",
-                                  "[tool.course-grader]\npractice-feedback = false\n",
-                                  "[tool.other]\npractice-feedback = false\n[tool.course-grader]\n"])
-def test_the_build_and_the_practice_call_read_the_setting_alike(text):
+@pytest.mark.parametrize("text, on", [("[project]\nname = 'x'\n", True),
+                                      ("[tool.course-grader]\npractice-feedback = true\n", True),
+                                      ("[tool.course-grader]\npractice-feedback = false\n", False),
+                                      ("[tool.other]\npractice-feedback = false\n[tool.course-grader]\n", True)])
+def test_the_build_reads_the_setting_by_practices_own_rule(text, on):
+    """One home for the rule: setup.py runs course_grader/practice.py's ``enabled``, not a copy of it."""
     setup, _ = _setup_module()
-    assert setup["practice_enabled"](text) == practice.enabled(text)
+    assert setup["practice_enabled"].__code__.co_filename == practice.enabled.__code__.co_filename
+    assert setup["practice_enabled"](text) is practice.enabled(text) is on
 
 
 def test_installed_practice_uses_the_bundle_it_was_given(tmp_path, monkeypatch, capsys):
