@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course_grader.nbgrader_api import load_config, make_api, use_fast_alembic_head
+from course_grader.nbgrader_api import load_config, make_api
+from course_grader.nbgrader_patches import use_fast_alembic_head
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"

@@ -8,6 +8,10 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 * :mod:`~course_grader.intake` -- each student's chosen files staged, and the one way a student's
   notebook is read (grading and practice alike);
 * :mod:`~course_grader.nbgrader_api` -- the course's ``nbgrader_config.py``, nbgrader's API;
+  :mod:`~course_grader.nbgrader_patches` -- the speed-ups inside nbgrader and nbconvert, each
+  with the upstream code it replaces fingerprinted;
+* :mod:`~course_grader.course_directory` -- what a run writes into the course directory besides
+  the grades: put back if it stops early, and its configuration for nbgrader's own commands;
 * :mod:`~course_grader.workers` -- one worker per core (one more for a big batch), each grading into
   its own gradebook shard;
 * :mod:`~course_grader.gradebook` -- the shards merged into the course's gradebook; the grades CSV;

@@ -44,7 +44,8 @@ from . import hidden_tests, sandbox
 from .course_directory import FirstWrites, nbgrader_command, write_configuration
 from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import check_source, find_submissions, stage_submission
-from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment, use_fast_alembic_head
+from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment
+from .nbgrader_patches import use_fast_alembic_head
 from .report import terminal_text
 from .workers import run_workers, start_worker_server, worker_count
 

@@ -230,7 +230,8 @@ _COURSES: dict = {}
 
 def _course() -> _Course:
     """The course practice runs for, set up once per process (reading the configuration takes seconds)."""
-    from .nbgrader_api import load_config, use_fast_alembic_head
+    from .nbgrader_api import load_config
+    from .nbgrader_patches import use_fast_alembic_head
 
     folder = course_folder()
     if folder not in _COURSES:

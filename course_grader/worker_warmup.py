@@ -43,14 +43,9 @@ def warm_up():
     from traitlets.config import Config
 
     from .feedback import FeedbackExporter
-    from .nbgrader_api import (check_metadata_with_one_validator, reuse_compiled_templates,
-                               reuse_gradebook_engines, reuse_gradebook_lookups, reuse_highlighting)
+    from . import nbgrader_patches
 
-    reuse_compiled_templates()
-    reuse_gradebook_engines(scratch=True)
-    reuse_gradebook_lookups()
-    check_metadata_with_one_validator()
-    reuse_highlighting()
+    nbgrader_patches.for_workers()
     configure_mappers()      # nbgrader's gradebook classes
 
     answer = {"grade": True, "solution": True, "locked": False, "points": 1, "grade_id": "answer",

@@ -31,8 +31,8 @@ from . import limits as default_limits
 from . import sandbox
 from .gradebook import GradebookMerger, copy_student_folders, points_to_grade_by_hand
 from .intake import write_blank
-from .nbgrader_api import (check_metadata_with_one_validator, make_api, reuse_compiled_templates,
-                           reuse_gradebook_engines, reuse_gradebook_lookups, reuse_highlighting)
+from . import nbgrader_patches
+from .nbgrader_api import make_api
 from .progress import Progress
 from .report import GradingReport, report_file, terminal_text
 
@@ -120,11 +120,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
     shard_dir, course = Path(shard), Path(course_dir)
-    reuse_compiled_templates()
-    reuse_gradebook_engines(scratch=True)   # the shard is merged into the course's gradebook
-    reuse_gradebook_lookups()
-    check_metadata_with_one_validator()
-    reuse_highlighting()
+    nbgrader_patches.for_workers()
     api = make_api(config, shard_dir)
     zygote = sandbox.Zygote.start(slot)   # every kernel and re-check of this worker forks from it
     while True:

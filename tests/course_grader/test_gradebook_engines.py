@@ -1,5 +1,5 @@
 """A worker keeps one SQLAlchemy engine per gradebook and checks a gradebook's schema once
-(:func:`course_grader.nbgrader_api.reuse_gradebook_engines`): what is read and written stays
+(:func:`course_grader.nbgrader_patches.reuse_gradebook_engines`): what is read and written stays
 nbgrader's; a gradebook checked once is not checked again, and one replaced at the same path
 is.  Run in a fresh interpreter, as in a worker: the change is the process's."""
 
@@ -11,7 +11,7 @@ from grading_support import ROOT
 SCRIPT = r'''
 import os, sys
 from nbgrader.api import Gradebook
-from course_grader.nbgrader_api import reuse_gradebook_engines
+from course_grader.nbgrader_patches import reuse_gradebook_engines
 
 reuse_gradebook_engines()
 reuse_gradebook_engines()                # twice is once
@@ -61,7 +61,7 @@ SYNCHRONOUS = r'''
 import sys
 from nbgrader.api import Gradebook
 from sqlalchemy import text
-from course_grader.nbgrader_api import reuse_gradebook_engines
+from course_grader.nbgrader_patches import reuse_gradebook_engines
 
 reuse_gradebook_engines(scratch=sys.argv[2] == "scratch")
 with Gradebook(f"sqlite:///{sys.argv[1]}/gradebook.db") as gb:
@@ -138,7 +138,7 @@ def answers(lookups):
 plain, _ = answers(LOOKUPS)
 HITS = [lookup for lookup, answer in zip(LOOKUPS, plain) if answer[len(lookup)] != "MissingEntry"]
 _, plain_statements = answers(HITS)
-from course_grader.nbgrader_api import reuse_gradebook_engines, reuse_gradebook_lookups
+from course_grader.nbgrader_patches import reuse_gradebook_engines, reuse_gradebook_lookups
 reuse_gradebook_engines()
 reuse_gradebook_lookups()
 reuse_gradebook_lookups()                   # twice is once

@@ -14,7 +14,7 @@ import zipfile
 
 from grading_support import ROOT, cell_scores, edited, solved_notebook, write
 
-from course_grader import cli, nbgrader_api
+from course_grader import cli, nbgrader_patches
 
 A = "a6_position_norm"
 NAMES = {"smithjane": "smithjane_1234_5678_a6_position_norm.ipynb",
@@ -82,4 +82,4 @@ def test_grade_then_standard_nbgrader_commands(tmp_path):
 
 
 def test_the_gradebook_schema_version_read_in_process_is_nbgraders():
-    assert nbgrader_api.alembic_head() == nbgrader_api.nbgraders_alembic_head()
+    assert nbgrader_patches.alembic_head() == nbgrader_patches.nbgraders_alembic_head()

@@ -11,7 +11,7 @@ METADATA = r'''
 import copy, jsonschema
 from nbgrader.nbgraderformat import common
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
-from course_grader.nbgrader_api import check_metadata_with_one_validator
+from course_grader.nbgrader_patches import check_metadata_with_one_validator
 
 good = {"grade": True, "grade_id": "t", "locked": True, "points": 2, "schema_version": 3, "solution": False,
         "task": False}
@@ -49,7 +49,7 @@ print("ok")
 
 HIGHLIGHT = r'''
 from nbconvert.filters.highlight import Highlight2HTML
-from course_grader.nbgrader_api import reuse_highlighting
+from course_grader.nbgrader_patches import reuse_highlighting
 
 cases = [("def f(x):\n    return x  # <b>\n", None, None), ("def f(x):\n    return x  # <b>\n", "python", None),
          ("%%bash\necho hi\n", "ipython3", {"magics_language": "bash"}), ("", None, None),
