@@ -213,6 +213,10 @@ class _Rerun:
             self.names.reading = False
 
     def _execute_test(self, cell: Cell) -> None:
+        # A process replaced after an earlier test killed it starts and replays the student's cells
+        # first: that is the grader's time, not this test's (the notebook's budget bounds it), so a
+        # slow machine does not take it out of the test's own budget.
+        self.process.ensure(self.deadline)
         cell_deadline = min(self.deadline, time.monotonic() + self.cell_timeout)
         names = self.names
         names.deadline = self.process.call_deadline = cell_deadline

@@ -84,6 +84,15 @@ def test_a_hanging_function_times_out_and_later_tests_still_run(tmp_path):
     assert "StudentTimeout" in failures[0] and failures[1] is None
 
 
+def test_replaying_the_students_cells_after_a_hang_is_not_taken_from_the_next_tests_budget(tmp_path):
+    """The replacement process replays a cell that takes 1.5 s; the next test has its own 2 s (on a busy
+    machine, a restart and replay that ate the test's budget failed an honest test)."""
+    code = "import time\ntime.sleep(1.5)\ndef slow():\n    while True:\n        pass\ndef fast():\n    return 1"
+    failures, result = verdicts([code], ["slow()", "assert fast() == 1"], ["slow", "fast"], tmp_path,
+                                cell_timeout=2)
+    assert "StudentTimeout" in failures[0] and failures[1] is None, failures
+
+
 def test_a_dying_process_is_replaced_and_replayed(tmp_path):
     code = "import os\ndef die():\n    os._exit(1)\ndef fine():\n    return 7"
     failures, result = verdicts([code], ["die()", "assert fine() == 7"], ["die", "fine"], tmp_path)
