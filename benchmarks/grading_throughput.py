@@ -128,7 +128,7 @@ def command(assignment: str, inbox: Path, course: Path, workers: int | None, fee
     """The grading command, in this process; returns (seconds, peak resident bytes of each worker)."""
     started = time.perf_counter()
     with WorkerPeaks(os.getpid()) as peaks:
-        grade.grade(inbox, assignment, course, workers=workers, feedback=feedback, quiet=True,
+        grade.grade(inbox, assignment, course_dir=course, workers=workers, feedback=feedback, quiet=True,
                     config_file=ROOT / "nbgrader_config.py")
     return time.perf_counter() - started, list(peaks.peaks.values())
 

@@ -1,7 +1,8 @@
 """The course's grader: nbgrader, made bounded, parallel and hard to fool.
 
 The command, ``python -m course_grader SUBMISSIONS --assignment A``
-(:mod:`course_grader.cli`), runs :func:`course_grader.grade.grade`, which uses:
+(:mod:`course_grader.cli`, its options declared once in :mod:`course_grader.options`),
+runs :func:`course_grader.grade.grade`, which uses:
 
 * :mod:`~course_grader.upload` -- every file and folder of a folder or LMS zip: unzipped, given to a
   student or set aside, each with its verdict;
@@ -13,7 +14,7 @@ The command, ``python -m course_grader SUBMISSIONS --assignment A``
 * :mod:`~course_grader.course_directory` -- what a run writes into the course directory besides
   the grades: put back if it stops early, and its configuration for nbgrader's own commands;
 * :mod:`~course_grader.workers` -- one worker per core (one more for a big batch), each grading into
-  its own gradebook shard;
+  its own gradebook shard; the pool's steps: start, bring home, replace, stop;
 * :mod:`~course_grader.gradebook` -- the shards merged into the course's gradebook; the grades CSV;
 * :mod:`~course_grader.progress` -- the progress line.
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 from pathlib import Path
+
+from .nbgrader_api import CONFIG_FILE
+from .options import COURSE_OPTIONS, OPTIONS, GradingOptions, add_arguments, as_arguments, from_arguments
 
 # Nothing heavy is imported here: nbgrader, nbformat and what they pull in (seconds) only once
 # the arguments are read, so that `--help` and a mistyped option answer at once.
@@ -49,33 +53,19 @@ def time_limit_warning(report: dict, rerun: str | None) -> str | None:
     return text
 
 
-def rerun_command(parser, argv: list, limits: dict) -> str:
+def rerun_command(args, options: GradingOptions, limits: dict) -> str:
     """The command this run was, runnable from any folder (every path absolute, this environment's
     interpreter by its path), with the time limits :data:`LONGER_LIMITS` times longer."""
     import shlex
     import sys
 
-    args = parser.parse_args(argv)
-    args.cell_timeout = int(limits["cell_timeout"] * LONGER_LIMITS)
-    args.notebook_timeout = int(limits["notebook_timeout"] * LONGER_LIMITS)
-    args.config = (args.config or Path("nbgrader_config.py")).resolve()
-    args.new_secret = False            # a new secret is asked for once, by the run that makes it
-    words = [sys.executable, "-m", "course_grader"]
-    for action in parser._actions:
-        value = getattr(args, action.dest, None)
-        if action.dest == "help" or value is None or value is False:
-            continue
-        if isinstance(value, Path):
-            value = value.resolve()
-        if action.dest == "shard":
-            value = f"{value[0]}/{value[1]}"
-        if not action.option_strings:
-            words.append(str(value))
-        elif value is True:
-            words.append(action.option_strings[0])
-        else:
-            words += [action.option_strings[-1], str(value)]
-    return shlex.join(words)
+    again = dataclasses.replace(
+        options, cell_timeout=int(limits["cell_timeout"] * LONGER_LIMITS),
+        notebook_timeout=int(limits["notebook_timeout"] * LONGER_LIMITS),
+        config_file=(options.config_file or Path(CONFIG_FILE)).resolve(),
+        new_secret=False)            # a new secret is asked for once, by the run that makes it
+    return shlex.join([sys.executable, "-m", "course_grader", str(Path(args.submissions).resolve()),
+                       "--assignment", args.assignment, *as_arguments(again)])
 
 
 def print_summary(report: dict, rerun: str | None = None):
@@ -131,37 +121,11 @@ def print_upload(report: dict):
 
 
 def _course_options(parser):
-    """The options that say which course: its configuration, source folder, id and course directory."""
+    """The options that say which course: the assignment, and its configuration, source folder, id and
+    course directory (:data:`course_grader.options.COURSE_OPTIONS`)."""
     parser.add_argument("--assignment", required=True,
                         help="assignment id: a folder of the source directory (solutions/ in this course)")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="the course's nbgrader configuration (default: ./nbgrader_config.py)")
-    parser.add_argument("--source-dir", type=Path, default=None,
-                        help="the course's nbgrader source folder, one subfolder per assignment "
-                             "(default: the configuration's CourseDirectory.source_directory)")
-    parser.add_argument("--course-id", default=None, help="nbgrader course id (default: the configuration's)")
-    parser.add_argument("--course-config", type=Path, default=None,
-                        help="another course's own nbgrader_config.py, read on top of --config: its settings "
-                             "win, except the grading pipeline (sandbox, re-check, feedback)")
-    parser.add_argument("--course-dir", type=Path, default=None,
-                        help="nbgrader course directory for the gradebook and results "
-                             "(default: the configuration's CourseDirectory.root)")
-    parser.add_argument("--csv", type=Path, default=None, help="grades CSV (default: COURSE_DIR/grades-ASSIGNMENT.csv)")
-
-
-def _course(args) -> dict:
-    return {"source_directory": args.source_dir.resolve() if args.source_dir else None,
-            "course_id": args.course_id}
-
-
-def _shard(text: str) -> tuple[int, int]:
-    try:
-        k, n = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--shard takes K/N (e.g. 2/8), not {text!r}") from None
-    if not 1 <= k <= n:
-        raise argparse.ArgumentTypeError(f"--shard {text}: K must be between 1 and N")
-    return k, n
+    add_arguments(parser, COURSE_OPTIONS)
 
 
 def merge_main(argv) -> int:
@@ -172,10 +136,11 @@ def merge_main(argv) -> int:
     parser.add_argument("shards", type=Path, nargs="+", help="the shards' course directories")
     _course_options(parser)
     args = parser.parse_args(argv)
+    options = from_arguments(args)
     from . import grade as grading
 
-    report = grading.merge(args.shards, args.assignment, args.course_dir, args.config, args.csv, _course(args),
-                           args.course_config)
+    report = grading.merge(args.shards, args.assignment, options.course_dir, options.config_file,
+                           options.csv_path, options.course, options.course_config)
     print(f"{args.assignment}: merged {len(report['results'])} students from {len(args.shards)} shards "
           f"({report['graded']} graded, {report['unreadable']} unreadable, {report['failed']} failed, "
           f"{report['flagged']} flagged); grades: {report['grades_csv']}")
@@ -203,51 +168,24 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder or .zip of submitted notebooks")
     _course_options(parser)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="parallel workers (default: one per core, one more from 10 submissions per core)")
-    parser.add_argument("--student-regex", default=None,
-                        help="regex with a (?P<student>...) group, matched against each file's path "
-                             "inside SUBMISSIONS (a zip inside counts as a folder of its name), for names the "
-                             "command does not read itself; e.g. '^(?P<student>[^_]+)_'")
-    parser.add_argument("--cell-timeout", type=int, default=None, help="seconds per cell")
-    parser.add_argument("--notebook-timeout", type=int, default=None, help="seconds per notebook")
-    parser.add_argument("--memory-mb", type=int, default=None, help="memory per submission, MiB")
-    parser.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
-    parser.add_argument("--secret-seed", default=None,
-                        help="the secret hidden tests draw their inputs from (default: the file "
-                             ".hidden-tests-secret in the course directory, created if missing; "
-                             "give every shard of a run the same one)")
-    parser.add_argument("--new-secret", action="store_true",
-                        help="grade although the course directory's students of the assignment were graded with "
-                             "another hidden-test secret (without it, such a run stops before writing anything)")
-    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                        help="grade only the K-th of N slices of the students (the same slices on every "
-                             "machine), into --course-dir; then `merge` the N course directories")
-    parser.add_argument("--python", default=None, metavar="PYTHON",
-                        help="the course environment's interpreter (with ipykernel and numpy), which runs the "
-                             "students' notebooks in the sandbox (default: the grader's own)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_arguments(parser, [name for name in OPTIONS if name not in COURSE_OPTIONS])
     args = parser.parse_args(argv)
-    limits = {"cell_timeout": args.cell_timeout, "notebook_timeout": args.notebook_timeout,
-              "memory_mb": args.memory_mb}
+    options = from_arguments(args)
     from . import grade as grading
     from .sandbox import SandboxUnavailable
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        report = grading.grade(args.submissions, args.assignment, args.course_dir, args.workers,
-                               args.student_regex, not args.no_feedback, limits, args.csv, args.quiet,
-                               args.config, args.secret_seed, _course(args), args.shard, args.course_config,
-                               args.python, args.new_secret)
+        report = grading.grade(args.submissions, args.assignment, options)
     except SandboxUnavailable as error:
         raise SystemExit(f"not grading: {error}") from None
     except KeyboardInterrupt:
         raise SystemExit("grading stopped; the gradebook holds the students graded in full, no one else") from None
-    if not args.quiet:
+    if not options.quiet:
         if report["results"]:
-            print_summary(report, rerun_command(parser, argv, report["limits"]))
+            print_summary(report, rerun_command(args, options, report["limits"]))
         else:
-            print(f"{args.assignment}: no students in shard {args.shard[0]}/{args.shard[1]}")
+            print(f"{args.assignment}: no students in shard {options.shard[0]}/{options.shard[1]}")
     # Every submission graded (possibly as the blank exercise, with a note): success.  Non-zero
     # only when the run could not grade someone at all, or was stopped (130, as for Ctrl-C).
     if report["not_graded"]:

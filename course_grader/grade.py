@@ -23,6 +23,9 @@ The command
    (``nbgrader export``'s format) and ``grading-<assignment>.json`` with what
    happened to each submission, and prints a summary.
 
+How it grades (the course, the limits, the workers, the secret, ...) is one
+:class:`~course_grader.options.GradingOptions`, which the command line is built from.
+
 Every notebook runs in the grading sandbox under time and memory limits (see
 :mod:`course_grader.sandbox`); a submission that crashes, hangs, floods output or
 tampers with tests costs that student points, never the run.  A notebook that
@@ -37,6 +40,7 @@ import os
 import shutil
 import sys
 import tempfile
+import dataclasses
 import time
 from pathlib import Path
 
@@ -46,17 +50,17 @@ from .gradebook import copy_student_folders, export_csv, merge_shard
 from .intake import check_source, find_submissions, stage_submission
 from .nbgrader_api import assignment_notebooks, load_config, prepare_assignment
 from .nbgrader_patches import use_fast_alembic_head
+from .options import GradingOptions
 from .report import terminal_text
 from .workers import run_workers, start_worker_server, worker_count
 
 
-def grade(source: Path, assignment: str, course_dir: Path | None = None, workers: int | None = None,
-          student_regex: str | None = None, feedback: bool = True, limits: dict | None = None,
-          csv_path: Path | None = None, quiet: bool = False, config_file: Path | None = None,
-          secret_seed: str | None = None, course: dict | None = None,
-          shard: tuple[int, int] | None = None, course_config: Path | None = None,
-          python: str | None = None, new_secret: bool = False) -> dict:
+def grade(source: Path, assignment: str, options: GradingOptions | None = None, **settings) -> dict:
     """Everything the command does; returns the run's report (also written as JSON).
+
+    ``options`` (:class:`~course_grader.options.GradingOptions`, each option
+    with its help text), or the same given as keywords
+    (``grade(source, "a1", workers=2, cell_timeout=20)``); keywords win.
 
     ``new_secret``: grade even though the course directory's students of the assignment were graded
     with another hidden-test secret (:func:`check_same_secret` stops the run otherwise).
@@ -67,15 +71,15 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
     ``nbgrader_config.py``, read on top of ``config_file``
     (:func:`course_grader.nbgrader_api.load_config`).
     """
+    options = dataclasses.replace(options or GradingOptions(), **settings)
     variable = f"{sandbox.ENV_PREFIX}_PYTHON"
     previous = os.environ.get(variable)
-    if python is not None:   # checked before anything is written; the workers' kernels inherit it
-        os.environ[variable] = sandbox.check_students_python(python)
+    if options.python is not None:   # checked before anything is written; the workers' kernels inherit it
+        os.environ[variable] = sandbox.check_students_python(options.python)
     try:
         # Sandbox user ids of this run's own: another run on this machine never shares them (sandbox.UidBlock)
         with sandbox.UidBlock.reserve():
-            return _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path,
-                          quiet, config_file, secret_seed, course, shard, course_config, new_secret)
+            return _grade(source, assignment, options)
     finally:
         if previous is None:
             os.environ.pop(variable, None)
@@ -83,8 +87,7 @@ def grade(source: Path, assignment: str, course_dir: Path | None = None, workers
             os.environ[variable] = previous
 
 
-def _grade(source, assignment, course_dir, workers, student_regex, feedback, limits, csv_path, quiet,
-           config_file, secret_seed, course, shard, course_config, new_secret=False) -> dict:
+def _grade(source, assignment, options: GradingOptions) -> dict:
     """:func:`grade`, in the students' interpreter.
 
     ``shard=(k, n)`` grades only the k-th of n slices of the students (by a
@@ -93,10 +96,11 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
 
     ``config_file`` is the course's ``nbgrader_config.py`` (default: the one in
     the current folder); ``course_dir`` defaults to its ``CourseDirectory.root``;
-    ``course`` overrides its ``source_directory`` and ``course_id``.
+    ``source_dir`` and ``course_id`` override its own.
     """
     started = time.monotonic()
-    config = load_config(course_dir, limits, config_file, course, course_config)
+    config = load_config(options.course_dir, options.limits, options.config_file, options.course,
+                         options.course_config)
     # Strict mode where isolation is impossible stops here, before anything is written: building a
     # sandbox command is where the sandbox says so (SandboxUnavailable).
     sandbox.command([sys.executable, "-c", "pass"], os.getcwd())
@@ -108,7 +112,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     course_dir = Path(config.CourseDirectory.root)
     created = [folder for folder in (course_dir, *course_dir.parents) if not folder.exists()]
     course_dir.mkdir(parents=True, exist_ok=True)
-    say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    say = (lambda *a: None) if options.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     phases = {}
     mark = time.monotonic()
 
@@ -121,7 +125,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
     # Find the submissions before the gradebook (or the secret) is touched: nothing to grade, nothing changed.
     run_dir = Path(tempfile.mkdtemp(prefix=f".grading-{assignment}-", dir=course_dir))
     try:
-        submissions, warnings, account = find_submissions(Path(source), names, student_regex,
+        submissions, warnings, account = find_submissions(Path(source), names, options.student_regex,
                                                           run_dir / "upload", answers_in(config, assignment, names))
         for warning in warnings:
             say(f"warning: {terminal_text(warning)}")
@@ -133,8 +137,8 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
                              f"found in {source}")
         phase("find submissions")
         # Another secret than the one the gradebook's students were graded with: said before anything is written.
-        secret, secret_file = this_runs_secret(config, course_dir, secret_seed)
-        check_same_secret(course_dir, assignment, secret, new_secret, say)
+        secret, secret_file = this_runs_secret(config, course_dir, options.secret_seed)
+        check_same_secret(course_dir, assignment, secret, options.new_secret, say)
         say(sandbox.describe())
         say(describe_policy(config, assignment))
         self_test(course_dir)
@@ -151,23 +155,24 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
             record_secret(course_dir, assignment, secret)
             use_fast_alembic_head()
             phase("start-up (sandbox self-test, nbgrader configuration)")
-            if shard is not None:
-                submissions = [sub for sub in submissions if in_shard(sub.student, *shard)]
+            if options.shard is not None:
+                submissions = [sub for sub in submissions if in_shard(sub.student, *options.shard)]
             releases = prepare_assignment(config, course_dir, assignment)
         except BaseException:
             first_writes.undo()
             raise
-        configuration = write_configuration(course_dir, config_file=config_file, course=course,
-                                            course_config=course_config, limits=limits)
+        configuration = write_configuration(course_dir, config_file=options.config_file,
+                                            course=options.course, course_config=options.course_config,
+                                            limits=options.limits)
         phase("prepare assignment")
         say(f"grading {len(submissions)} submissions of {assignment} ({len(releases)} notebook"
             f"{'s' if len(releases) > 1 else ''} each) with "
-            f"{worker_count(workers, len(submissions))} workers")
+            f"{worker_count(options.workers, len(submissions))} workers")
         statuses = {sub.student: stage_submission(sub, course_dir, assignment, releases)
                     for sub in submissions}
         phase("stage submissions")
         results = run_workers(submissions, config, course_dir, run_dir, assignment, releases,
-                              workers, feedback, quiet, phase) if submissions else {}
+                              options.workers, options.feedback, options.quiet, phase) if submissions else {}
         for student, status in statuses.items():
             if status in ("unreadable", "no notebook") and results[student]["status"] == "graded":
                 results[student]["status"] = status
@@ -175,7 +180,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
             if sub.given_id:
                 results[sub.student]["given_id"] = sub.given_id
             results[sub.student]["handed_in"] = handed_in(sub)
-        csv_path = csv_path or course_dir / f"grades-{assignment}.csv"
+        csv_path = options.csv_path or course_dir / f"grades-{assignment}.csv"
         export_csv(config, course_dir, assignment, csv_path,
                    {sub.student: results[sub.student]["handed_in"] for sub in submissions},
                    {sub.student: results[sub.student]["flags"] for sub in submissions})
@@ -188,7 +193,7 @@ def _grade(source, assignment, course_dir, workers, student_regex, feedback, lim
         "assignment": assignment, "course_dir": str(course_dir), "grades_csv": str(csv_path),
         "sandbox": sandbox.describe(), "seconds": round(seconds, 1),
         "submissions_per_minute": round(60 * len(ordered) / seconds, 1),
-        "shard": list(shard) if shard else None, "policy": describe_policy(config, assignment),
+        "shard": list(options.shard) if options.shard else None, "policy": describe_policy(config, assignment),
         "fingerprints": fingerprints(config, assignment, names),
         "graded": sum(r["status"] == "graded" for r in ordered),
         "unreadable": sum(r["status"] == "unreadable" for r in ordered),

@@ -28,10 +28,9 @@ from pathlib import Path
 import psutil
 
 from . import limits as default_limits
-from . import sandbox
+from . import nbgrader_patches, sandbox
 from .gradebook import GradebookMerger, copy_student_folders, points_to_grade_by_hand
 from .intake import write_blank
-from . import nbgrader_patches
 from .nbgrader_api import make_api
 from .progress import Progress
 from .report import GradingReport, report_file, terminal_text
@@ -101,27 +100,47 @@ def worker_start_method() -> str:
     return "spawn" if _server_unsafe else "forkserver"
 
 
-def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: dict,
-           config, feedback: bool, tasks, results, log_path: str, environment: dict, forked: bool):
+@dataclass(frozen=True)
+class WorkerRun:
+    """What every worker of one grading run is given (a slot's shard and log follow from its number)."""
+
+    course_dir: str           # the course directory: the graded go there
+    run_dir: str              # this run's scratch folder: the workers' shards (shard-<slot>)
+    assignment: str
+    releases: dict            # notebook name -> its release notebook (paths as text)
+    config: object            # the run's nbgrader configuration
+    feedback: bool            # write the feedback pages
+    environment: dict         # the grading command's environment, which every worker takes
+
+    def shard(self, slot: int) -> Path:
+        return Path(self.run_dir) / f"shard-{slot}"
+
+    def log(self, slot: int) -> Path:
+        return Path(self.course_dir) / "logs" / f"grade-{self.assignment}-worker{slot}.log"
+
+
+def worker(run: WorkerRun, slot: int, forked: bool, tasks, results):
+    """One worker: grade the students ``tasks`` hands out into the slot's shard, and say so in ``results``
+    (``forked``: it was forked from the workers' server, which it first checks is safe to fork from)."""
     server = sys.modules.get(WARM_UP_MODULE) if forked else None   # forked: from the workers' server
     if server is not None and server.FORK_UNSAFE:
-        with open(log_path, "a") as log:        # and nothing else: another thread's lock may be held
+        with open(run.log(slot), "a") as log:        # and nothing else: another thread's lock may be held
             log.write(f"=== not started from the workers' server: {server.FORK_UNSAFE}\n")
         os._exit(FORKED_FROM_THREADS_EXIT)
     # The server it was forked from keeps the environment of its own start (an earlier run's):
     # the worker takes the grading command's, as a new process would.
     os.environ.clear()
-    os.environ.update(environment)
+    os.environ.update(run.environment)
     os.environ[f"{sandbox.ENV_PREFIX}_SLOT"] = str(slot)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = "1"
-    log = open(log_path, "a", buffering=1)
+    log = open(run.log(slot), "a", buffering=1)
     os.dup2(log.fileno(), 2)         # kernels' and nbgrader's own noise goes to the log, not the terminal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, _stop_worker)   # ... and stops the workers with SIGTERM
-    shard_dir, course = Path(shard), Path(course_dir)
+    shard_dir, course = run.shard(slot), Path(run.course_dir)
     nbgrader_patches.for_workers()
-    api = make_api(config, shard_dir)
+    api = make_api(run.config, shard_dir)
     zygote = sandbox.Zygote.start(slot)   # every kernel and re-check of this worker forks from it
     while True:
         task = tasks.get()
@@ -132,7 +151,7 @@ def worker(slot: int, shard: str, course_dir: str, assignment: str, releases: di
         student, notes = task
         results.put(("started", student, slot))
         started = time.monotonic()
-        result = grade_one(api, shard_dir, course, assignment, releases, student, notes, feedback, log)
+        result = grade_one(api, shard_dir, course, run.assignment, run.releases, student, notes, run.feedback, log)
         result.seconds = round(time.monotonic() - started, 2)
         results.put(("done", asdict(result), slot))
 
@@ -213,135 +232,163 @@ def grade_one(api, shard: Path, course: Path, assignment: str, releases: dict, s
     return result
 
 
+class WorkerPool:
+    """The workers of one run, in four named steps: :meth:`start` a slot's worker, :meth:`bring_home` a
+    student it graded, :meth:`replace` a worker that died or hangs, :meth:`stop` them all.
+
+    Workers are forks of a server process, never of this one: a worker forked from a process that
+    has run threads (TensorFlow's pools, kernels' ZeroMQ, a browser driver: an instructor's
+    notebook, a test run) inherits their locks and state half-copied; forked from the test suite's
+    processes, workers died (SIGABRT, SIGSEGV) on a few submissions of a run.  The server is a
+    fresh interpreter that runs no thread; it imports and warms up once what each new interpreter
+    did before its first student (3 workers grading 3 submissions: 9 core-s, not 25).  Where
+    something has started a thread in the server (a sitecustomize, say), its forks exit at once
+    (:data:`FORKED_FROM_THREADS_EXIT`) and every worker from then on starts as a new interpreter.
+    """
+
+    def __init__(self, run: WorkerRun, count: int, students: list, quiet: bool, patience: float):
+        self.run, self.count, self.quiet, self.patience = run, count, quiet, patience
+        queues = multiprocessing.get_context(worker_start_method())
+        self.tasks, self.results = queues.Queue(), queues.Queue()
+        self.processes: dict[int, multiprocessing.Process] = {}
+        self.forked: dict[int, bool] = {}      # slot -> its worker was forked from the workers' server
+        self.running: dict[int, tuple] = {}    # slot -> (student, when it started)
+        self.graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
+        self.retried: set[str] = set()
+        # Workers that died holding no submission since one last took a submission: each is replaced,
+        # but workers that cannot start at all (a broken environment) would be replaced for ever.
+        self.deaths_at_start = 0
+        course_dir = Path(run.course_dir)
+        (course_dir / "logs").mkdir(exist_ok=True)
+        for slot in range(count):
+            run.shard(slot).mkdir()
+            shutil.copyfile(course_dir / "gradebook.db", run.shard(slot) / "gradebook.db")
+        for student, notes in students:
+            self.tasks.put((student, notes))
+        # One writer, this process: each student goes into the course's gradebook (and their notebooks
+        # and feedback into the course directory) as soon as a worker has graded them.
+        self.merger = GradebookMerger(f"sqlite:///{course_dir / 'gradebook.db'}", copies=True)  # shards: copies
+
+    def start(self, slot: int) -> None:
+        """Start the worker of ``slot`` (forked from the warm server, or a new interpreter)."""
+        method = worker_start_method()
+        self.forked[slot] = method == "forkserver"
+        process = multiprocessing.get_context(method).Process(
+            target=worker, daemon=True, args=(self.run, slot, self.forked[slot], self.tasks, self.results))
+        process.start()
+        self.processes[slot] = process
+
+    def bring_home(self, slot: int, student: str) -> None:
+        """Merge ``student``, graded by ``slot``'s worker, into the course's gradebook and folders."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:       # a stop waits for the student being merged: none is half in the gradebook
+            shard, course_dir = self.run.shard(slot), Path(self.run.course_dir)
+            self.merger.merge(f"sqlite:///{shard / 'gradebook.db'}", self.run.assignment, [student])
+            copy_student_folders(shard, course_dir, self.run.assignment, [student], ("autograded", "feedback"))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        self.graded_by[slot].append(student)
+
+    def replace(self, slot: int, finished: dict, progress, more: bool) -> None:
+        """``slot``'s worker died, or hangs: its student (if any) is graded once more, or marked failed
+        the second time; a worker forked from an unsafe server makes every later one a new interpreter;
+        and a new worker takes the slot while ``more`` students are left."""
+        global _server_unsafe
+        process = self.processes[slot]
+        if process.is_alive():
+            process.kill()
+        process.join(timeout=5)
+        if slot in self.running:   # the worker died or hung with a submission in hand
+            student = self.running.pop(slot)[0]
+            if student in self.retried:
+                finished[student] = asdict(Result(student, status="failed", notes=[
+                    "the grading worker died twice on this submission; not graded"]))
+                progress.update(finished[student])
+            else:
+                self.retried.add(student)
+                self.tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
+        elif process.exitcode == FORKED_FROM_THREADS_EXIT and self.forked[slot]:
+            if not _server_unsafe and not self.quiet:
+                print(f"grading workers start as new interpreters (slower): the process they are "
+                      f"forked from runs threads; see {self.run.log(slot)}", file=sys.stderr, flush=True)
+            _server_unsafe = str(self.run.log(slot))
+        else:
+            self.deaths_at_start += 1
+            if self.deaths_at_start > 2 * self.count:
+                raise SystemExit(
+                    f"the grading workers exit as they start (exit code {process.exitcode}), before "
+                    f"grading anything: see the messages above and {self.run.log(slot)}")
+        if more:
+            self.start(slot)
+
+    def needing_replacement(self) -> list[int]:
+        """The slots whose worker has died, or has held one submission longer than the patience."""
+        now = time.monotonic()
+        return [slot for slot, process in self.processes.items()
+                if not process.is_alive() or (slot in self.running and now - self.running[slot][1] > self.patience)]
+
+    def stop(self) -> None:
+        """Stop every worker and everything it started (Ctrl-C, SIGTERM; see the module's docstring)."""
+        stop_workers(list(self.processes.values()))
+
+    def close(self) -> None:
+        """Let the workers finish (each told there is nothing more), kill any that will not, and close."""
+        for _ in self.processes:
+            self.tasks.put(None)
+        for process in self.processes.values():
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+        self.merger.close()
+
+
 def run_workers(submissions, config, course_dir, run_dir, assignment, releases: dict, workers,
                 feedback, quiet, phase=lambda name: None) -> dict:
-    # Forks of a server process, never of this one: a worker forked from a process that has run
-    # threads (TensorFlow's pools, kernels' ZeroMQ, a browser driver: an instructor's notebook, a
-    # test run) inherits their locks and state half-copied; forked from the test suite's
-    # processes, workers died (SIGABRT, SIGSEGV) on a few submissions of a run.  The server is a
-    # fresh interpreter that runs no thread; it imports and warms up once what each new
-    # interpreter did before its first student (3 workers grading 3 submissions: 9 core-s, not 25).
-    # Where something has started a thread in the server (a sitecustomize, say), its forks exit at
-    # once (FORKED_FROM_THREADS_EXIT) and every worker from then on starts as a new interpreter.
-    global _server_unsafe
+    """Grade ``submissions`` in a :class:`WorkerPool`; returns ``{student: Result as a dict}``."""
     if worker_start_method() == "forkserver":
         start_worker_server()
     count = worker_count(workers, len(submissions))
-    (course_dir / "logs").mkdir(exist_ok=True)
-    queues = multiprocessing.get_context(worker_start_method())
-    tasks, results = queues.Queue(), queues.Queue()
-    shards, processes, running = [], {}, {}
-    for slot in range(count):
-        shard = run_dir / f"shard-{slot}"
-        shard.mkdir()
-        shutil.copyfile(course_dir / "gradebook.db", shard / "gradebook.db")
-        shards.append(shard)
-    for sub in submissions:
-        tasks.put((sub.student, sub.notes))
-
-    def log_of(slot):
-        return course_dir / "logs" / f"grade-{assignment}-worker{slot}.log"
-
-    forked: dict[int, bool] = {}    # slot -> its worker was forked from the workers' server
-
-    def start(slot):
-        method = worker_start_method()
-        forked[slot] = method == "forkserver"
-        process = multiprocessing.get_context(method).Process(target=worker, daemon=True, args=(
-            slot, str(shards[slot]), str(course_dir), assignment, {k: str(v) for k, v in releases.items()}, config,
-            feedback, tasks, results, str(log_of(slot)), dict(os.environ), forked[slot]))
-        process.start()
-        processes[slot] = process
-
-    progress = Progress(len(submissions), quiet)
-    # One writer, this process: each student goes into the course's gradebook (and their notebooks
-    # and feedback into the course directory) as soon as a worker has graded them.
-    merger = GradebookMerger(f"sqlite:///{course_dir / 'gradebook.db'}", copies=True)   # the shards are copies
-
-    def bring_home(slot, student):
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:       # a stop waits for the student being merged: none is half in the gradebook
-            merger.merge(f"sqlite:///{shards[slot] / 'gradebook.db'}", assignment, [student])
-            copy_student_folders(shards[slot], course_dir, assignment, [student], ("autograded", "feedback"))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-
-    finished: dict[str, dict] = {}
-    graded_by: dict[int, list[str]] = {slot: [] for slot in range(count)}
+    run = WorkerRun(str(course_dir), str(run_dir), assignment, {k: str(v) for k, v in releases.items()}, config,
+                    feedback, dict(os.environ))
     patience = float(config.GradingLimits.get("notebook_timeout", default_limits.NOTEBOOK_SECONDS)) * 3 \
         + default_limits.WORKER_SILENCE_SLACK_SECONDS
-    retried: set[str] = set()
+    pool = WorkerPool(run, count, [(sub.student, sub.notes) for sub in submissions], quiet, patience)
+    progress = Progress(len(submissions), quiet)
+    finished: dict[str, dict] = {}
     stopped = False
-    # Workers that died holding no submission since one last took a submission: each is replaced,
-    # but workers that cannot start at all (a broken environment) would be replaced for ever.
-    deaths_at_start = 0
     try:
         for slot in range(count):
-            start(slot)
+            pool.start(slot)
         progress.show()
         while len(finished) < len(submissions):
             try:
-                kind, payload, slot = results.get(timeout=1.0)
+                kind, payload, slot = pool.results.get(timeout=1.0)
             except Exception:  # queue.Empty
                 kind = None
             if kind == "started":
-                running[slot] = (payload, time.monotonic())
-                deaths_at_start = 0
+                pool.running[slot] = (payload, time.monotonic())
+                pool.deaths_at_start = 0
             elif kind == "done":
                 finished[payload["student"]] = payload
-                graded_by[slot].append(payload["student"])
-                running.pop(slot, None)
-                bring_home(slot, payload["student"])
+                pool.running.pop(slot, None)
+                pool.bring_home(slot, payload["student"])
                 progress.update(payload)
-            for slot, process in list(processes.items()):
-                stuck = slot in running and time.monotonic() - running[slot][1] > patience
-                if process.is_alive() and not stuck:
-                    continue
-                if stuck:
-                    process.kill()
-                process.join(timeout=5)
-                if slot in running:   # the worker died or hung with a submission in hand
-                    student = running.pop(slot)[0]
-                    if student in retried:
-                        finished[student] = asdict(Result(student, status="failed", notes=[
-                            "the grading worker died twice on this submission; not graded"]))
-                        progress.update(finished[student])
-                    else:
-                        retried.add(student)
-                        tasks.put((student, ["the first grading attempt crashed the grader; graded again"]))
-                elif process.exitcode == FORKED_FROM_THREADS_EXIT and forked[slot]:
-                    if not _server_unsafe and not quiet:
-                        print(f"grading workers start as new interpreters (slower): the process they are "
-                              f"forked from runs threads; see {log_of(slot)}", file=sys.stderr, flush=True)
-                    _server_unsafe = str(log_of(slot))
-                else:
-                    deaths_at_start += 1
-                    if deaths_at_start > 2 * count:
-                        raise SystemExit(
-                            f"the grading workers exit as they start (exit code {process.exitcode}), before "
-                            f"grading anything: see the messages above and {log_of(slot)}")
-                if len(finished) < len(submissions):
-                    start(slot)
+            for slot in pool.needing_replacement():
+                pool.replace(slot, finished, progress, more=len(finished) < len(submissions))
     except KeyboardInterrupt:      # Ctrl-C, or SIGTERM (the command turns it into this)
         stopped = True
         # A second signal must not cut the clean-up short.
         handlers = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-        stop_workers(list(processes.values()))
+        pool.stop()
     finally:
-        for _ in processes:
-            tasks.put(None)
-        for process in processes.values():
-            process.join(timeout=30)
-            if process.is_alive():
-                process.kill()
-        merger.close()
+        pool.close()
         progress.show(final=True)
     for sub in submissions:
         if sub.student not in finished:
             finished[sub.student] = asdict(Result(sub.student, status="not graded", notes=[
                 "grading was stopped before this submission was graded"]))
     if stopped:
-        graded = sorted(s for students in graded_by.values() for s in students)   # in the gradebook
+        graded = sorted(s for students in pool.graded_by.values() for s in students)   # in the gradebook
         ungraded = sorted(set(finished) - set(graded))
         print(terminal_text(f"grading stopped: graded {', '.join(graded) or 'nobody'}; "
                             f"not graded {', '.join(ungraded) or 'nobody'}"), file=sys.stderr, flush=True)

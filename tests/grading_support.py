@@ -114,8 +114,8 @@ def graded_batch(tmp_path_factory, name: str, assignment: str, submissions: dict
                     path.write_bytes(content if isinstance(content, bytes) else content.encode())
                 else:
                     write(content, path)
-            report = grade.grade(inbox, assignment, folder / "course", workers=workers,
-                                 limits=dict(LIMITS, **(limits or {})), quiet=True,
+            report = grade.grade(inbox, assignment, course_dir=folder / "course", workers=workers,
+                                 **dict(LIMITS, **(limits or {})), quiet=True,
                                  config_file=ROOT / "nbgrader_config.py", secret_seed=secret_seed)
             report_file.write_text(json.dumps(report))
         report = json.loads(report_file.read_text())

@@ -60,9 +60,9 @@ def graded(tmp_path_factory):
     inbox = tmp / "inbox"
     for student, folder in STUDENTS.items():
         shutil.copytree(folder, inbox / student, ignore=shutil.ignore_patterns("timestamp.txt"))
-    report = grade.grade(inbox, "ps1", tmp / "course", workers=2, limits=LIMITS, quiet=True,
+    report = grade.grade(inbox, "ps1", course_dir=tmp / "course", workers=2, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": source, "course_id": "example"})
+                         source_dir=source, course_id="example")
     return report, _scores(tmp / "course" / "gradebook.db"), _plain_nbgrader(tmp, source)
 
 
@@ -105,9 +105,9 @@ def test_a_flat_export_of_several_notebooks_per_student(tmp_path, graded):
     for student in ("solution", "bitdiddle"):
         for name in ("problem1", "problem2"):
             shutil.copy(STUDENTS[student] / f"{name}.ipynb", inbox / f"{student}_{name}.ipynb")
-    report = grade.grade(inbox, "ps1", tmp_path / "course", workers=2, limits=LIMITS, quiet=True,
+    report = grade.grade(inbox, "ps1", course_dir=tmp_path / "course", workers=2, **LIMITS, quiet=True,
                          student_regex=r"^(?P<student>[^_]+)_", config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": source, "course_id": "example"})
+                         source_dir=source, course_id="example")
     assert sorted(r["student"] for r in report["results"]) == ["bitdiddle", "solution"]
     from nbgrader.api import Gradebook
 
@@ -153,8 +153,8 @@ def test_ordinary_test_styles_score_as_plain_nbgrader_and_flag_no_one_honest(tmp
     inbox = tmp_path / "inbox"
     _style_assignment(inbox / "honest", 0)
     _style_assignment(inbox / "wrong", 1)
-    report = grade.grade(inbox, "styles", tmp_path / "course", workers=2, limits=LIMITS, quiet=True,
-                         config_file=ROOT / "nbgrader_config.py", course={"source_directory": source})
+    report = grade.grade(inbox, "styles", course_dir=tmp_path / "course", workers=2, **LIMITS, quiet=True,
+                         config_file=ROOT / "nbgrader_config.py", source_dir=source)
     config = Config()
     config.CourseDirectory.source_directory = str(source)
     plain = make_api(config, tmp_path / "plain")

@@ -63,9 +63,9 @@ def graded(tmp_path_factory):
     inbox = tmp / "inbox"
     for student, answer in STUDENTS.items():
         _notebook(inbox / student, answer, VISIBLE)      # the released test cell: visible part only
-    report = grade.grade(inbox, ASSIGNMENT, tmp / "course", workers=1, limits=LIMITS, quiet=True,
+    report = grade.grade(inbox, ASSIGNMENT, course_dir=tmp / "course", workers=1, **LIMITS, quiet=True,
                          config_file=config_file, secret_seed="a secret of the other course",
-                         course={"source_directory": source, "course_id": "secret-checks"})
+                         source_dir=source, course_id="secret-checks")
     return report, tmp / "course"
 
 

@@ -94,9 +94,9 @@ def course_python(course):
 def _grade(course: Path, name: str, **options) -> dict:
     from course_grader import grade
 
-    return grade.grade(course / "inbox", "envcheck", course / name, workers=1, limits=LIMITS, quiet=True,
+    return grade.grade(course / "inbox", "envcheck", course_dir=course / name, workers=1, **LIMITS, quiet=True,
                        config_file=ROOT / "nbgrader_config.py",
-                       course={"source_directory": course / "source", "course_id": "other"}, **options)
+                       source_dir=course / "source", course_id="other", **options)
 
 
 def test_a_course_is_graded_in_its_own_environment_in_the_sandbox(course, course_python):
@@ -122,9 +122,9 @@ variable = sandbox.ENV_PREFIX + "_PYTHON"
 os.environ[variable] = {str(course_python)!r}
 workers.start_worker_server()
 del os.environ[variable]
-report = grade.grade({str(course / "inbox")!r}, "envcheck", {str(course / "after-server")!r}, workers=1,
-                     limits={LIMITS!r}, quiet=True, config_file={str(ROOT / "nbgrader_config.py")!r},
-                     course={{"source_directory": {str(course / "source")!r}, "course_id": "other"}})
+report = grade.grade({str(course / "inbox")!r}, "envcheck", course_dir={str(course / "after-server")!r}, workers=1,
+                     **{LIMITS!r}, quiet=True, config_file={str(ROOT / "nbgrader_config.py")!r},
+                     source_dir={str(course / "source")!r}, course_id="other")
 print(json.dumps([r["score"] for r in report["results"]]))
 """
     run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)

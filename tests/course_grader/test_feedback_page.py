@@ -71,9 +71,9 @@ def page(tmp_path_factory):
                           f"{LINK_IN_MATH}")
     (tmp / "inbox" / "ada").mkdir(parents=True)
     nbformat.write(nb, tmp / "inbox" / "ada" / "attn.ipynb")
-    report = grade.grade(tmp / "inbox", "attn", tmp / "course", workers=1, limits=LIMITS, quiet=True,
+    report = grade.grade(tmp / "inbox", "attn", course_dir=tmp / "course", workers=1, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": tmp / "source", "course_id": "feedback"})
+                         source_dir=tmp / "source", course_id="feedback")
     (result,) = report["results"]
     assert result["status"] == "graded" and result["to_grade_by_hand"] == 2.0, result
     return tmp / "course" / "feedback" / "ada" / "attn" / "attn.html"

@@ -188,9 +188,9 @@ def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("leak")
     _notebook(tmp / "source" / ASSIGNMENT, INSTRUCTOR, hidden=True)
     _notebook(tmp / "inbox" / STUDENT, STUDENT_CODE, hidden=False)
-    report = grade.grade(tmp / "inbox", ASSIGNMENT, tmp / "course", workers=1, limits=LIMITS, quiet=True,
+    report = grade.grade(tmp / "inbox", ASSIGNMENT, course_dir=tmp / "course", workers=1, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py", secret_seed=SECRET,
-                         course={"source_directory": tmp / "source", "course_id": "leak"})
+                         source_dir=tmp / "source", course_id="leak")
     return report, tmp / "course"
 
 

@@ -160,9 +160,9 @@ def graded(tmp_path_factory):
     _course_notebook(tmp / "inbox" / "untagger", "def double(x):\n    return 2 * x\n", skip_by_instructor=False)
     _course_notebook(tmp / "inbox" / "tagger", "def double(x):\n    return 3 * x\n", skip_by_instructor=True,
                      skip_by_student=True)
-    report = grade.grade(tmp / "inbox", "tagged", tmp / "course", workers=2, limits=LIMITS, quiet=True,
+    report = grade.grade(tmp / "inbox", "tagged", course_dir=tmp / "course", workers=2, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": tmp / "source", "course_id": "tagged"})
+                         source_dir=tmp / "source", course_id="tagged")
     return {r["student"]: r for r in report["results"]}, tmp / "course"
 
 

@@ -86,7 +86,7 @@ def test_every_student_in_an_awkward_collection_is_graded(tmp_path):
     from course_grader import grade
 
     course = tmp_path / "course"
-    report = grade.grade(inbox, A, course, workers=2, limits=LIMITS, quiet=True,
+    report = grade.grade(inbox, A, course_dir=course, workers=2, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py")
     report["by_student"] = {r["student"]: r for r in report["results"]}
     report["course"] = course

@@ -66,9 +66,9 @@ def graded(tmp_path_factory):
     for student, data in _slips(_honest(tmp / "source" / "hw" / "hw.ipynb")).items():
         (inbox / student).mkdir(parents=True)
         (inbox / student / "hw.ipynb").write_bytes(data)
-    report = grade.grade(inbox, "hw", tmp / "course", workers=2, limits=LIMITS, quiet=True,
+    report = grade.grade(inbox, "hw", course_dir=tmp / "course", workers=2, **LIMITS, quiet=True,
                          config_file=ROOT / "nbgrader_config.py",
-                         course={"source_directory": tmp / "source", "course_id": "malformed"})
+                         source_dir=tmp / "source", course_id="malformed")
     return {r["student"]: r for r in report["results"]}
 
 

@@ -80,7 +80,7 @@ def test_a_shard_graded_with_another_secret_is_refused_by_name(runs, tmp_path):
 
     write(student_notebook(A), tmp_path / "inbox" / "late.ipynb")
     other = tmp_path / "other-secret"
-    grade.grade(tmp_path / "inbox", A, other, limits=LIMITS, quiet=True, config_file=ROOT / "nbgrader_config.py",
+    grade.grade(tmp_path / "inbox", A, course_dir=other, **LIMITS, quiet=True, config_file=ROOT / "nbgrader_config.py",
                 secret_seed="another secret")
     report = (other / f"grading-{A}.json").read_text()
     assert "another secret" not in report                   # a fingerprint, not the secret

@@ -167,20 +167,20 @@ def _course(folder: Path):
     source.mkdir(parents=True)
     (source / "hw.ipynb").write_text(_notebook("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
                                                "    ### END SOLUTION"))
-    return {"source_directory": folder / "source", "course_id": "upload"}
+    return {"source_dir": folder / "source", "course_id": "upload"}
 
 
 def _grade(tmp_path, upload: Path, course_dir: Path, **options):
     from course_grader import grade
 
-    return grade.grade(upload, "hw", course_dir, workers=2, limits=LIMITS, quiet=True,
-                       config_file=ROOT / "nbgrader_config.py", course=_course_once(tmp_path), **options)
+    return grade.grade(upload, "hw", course_dir=course_dir, workers=2, **LIMITS, quiet=True,
+                       config_file=ROOT / "nbgrader_config.py", **_course_once(tmp_path), **options)
 
 
 def _course_once(tmp_path):
     if not (tmp_path / "source").exists():
         return _course(tmp_path)
-    return {"source_directory": tmp_path / "source", "course_id": "upload"}
+    return {"source_dir": tmp_path / "source", "course_id": "upload"}
 
 
 @pytest.fixture(scope="module")

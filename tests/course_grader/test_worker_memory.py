@@ -48,7 +48,7 @@ def _grade_alone(folder, student, notebook):
 
     write(notebook, folder / "inbox" / f"{student}.ipynb")
     with WorkerPeaks(os.getpid()) as peaks:
-        report = grade.grade(folder / "inbox", A, folder / "course", workers=1, limits=LIMITS, quiet=True,
+        report = grade.grade(folder / "inbox", A, course_dir=folder / "course", workers=1, **LIMITS, quiet=True,
                              feedback=False, config_file=ROOT / "nbgrader_config.py")
     report["course"] = folder / "course"
     assert len(peaks.peaks) == 1, peaks.peaks          # one worker, watched from start to end

@@ -90,7 +90,7 @@ from grading_support import write, solved_notebook
 from course_grader import grade
 for student in ("ada", "bo"):
     write(solved_notebook({A!r}), Path({str(tmp_path / "inbox")!r}) / f"{{student}}.ipynb")
-grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, Path({str(tmp_path / "course")!r}), workers=2, quiet=True,
+grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, course_dir=Path({str(tmp_path / "course")!r}), workers=2, quiet=True,
             config_file=Path({str(ROOT / "nbgrader_config.py")!r}))
 """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
@@ -140,7 +140,7 @@ from course_grader.worker_warmup import FORK_UNSAFE
 for student in ("ada", "bo"):
     write(solved_notebook({A!r}), Path({str(tmp_path / "inbox")!r}) / f"{{student}}.ipynb")
 if __name__ == "__main__":
-    report = grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, Path({str(tmp_path / "course")!r}),
+    report = grade.grade(Path({str(tmp_path / "inbox")!r}), {A!r}, course_dir=Path({str(tmp_path / "course")!r}),
                          workers=2, config_file=Path({str(ROOT / "nbgrader_config.py")!r}))
     print(json.dumps({{"scores": [r["score"] for r in report["results"]], "unsafe": FORK_UNSAFE}}))
 """)
