@@ -72,11 +72,15 @@ def test_make_test_checks_the_browser_and_slurm_before_it_builds_anything():
 
 def test_make_check_leaves_out_exactly_the_marked_folders_and_needs_no_book_browser_or_slurm():
     """``make check``: the tests that need neither the built book nor root, with no set-up step."""
+    import importlib.util
     import re
     import tomllib
     from types import SimpleNamespace
 
-    import conftest
+    # tests/conftest.py itself (another folder's conftest may be the module named ``conftest`` here)
+    spec = importlib.util.spec_from_file_location("tests_root_conftest", ROOT / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     dry = subprocess.run(["make", "-n", "check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert dry.returncode == 0, dry.stderr

@@ -42,8 +42,8 @@ def _accepted(argv: list[str]) -> dict:
 
     seen = {}
 
-    def grade(*args, **kwargs):
-        seen["grade"] = args
+    def grade(source, assignment, options):      # the command passes one GradingOptions
+        seen["grade"] = (source, assignment, options)
         return {"results": [], "not_graded": 0, "failed": 0}
 
     def merge(*args, **kwargs):
@@ -70,7 +70,7 @@ def test_the_kubernetes_job_runs_privileged_shards_the_grading_command_accepts()
         words = shlex.split(line)
         assert words[:3] == [".venv/bin/python", "-m", "course_grader"]
         seen = _accepted(words[3:])
-        assert seen["grade"][0] == Path("/data/a1-submissions.zip") and seen["grade"][12] == (index + 1, shards)
+        assert seen["grade"][0] == Path("/data/a1-submissions.zip") and seen["grade"][2].shard == (index + 1, shards)
 
 
 def test_the_slurm_script_submits_an_array_of_shards_and_a_merge_that_waits_for_it(tmp_path):
@@ -94,7 +94,7 @@ def test_the_slurm_script_submits_an_array_of_shards_and_a_merge_that_waits_for_
         line = wrapped.replace("$SLURM_ARRAY_TASK_ID", str(task)).replace('"$(cat \'secret.txt\')"', "s")
         words = shlex.split(line)
         assert words[:3] == [".venv/bin/python", "-m", "course_grader"]
-        assert _accepted(words[3:])["grade"][12] == (task, 4)
+        assert _accepted(words[3:])["grade"][2].shard == (task, 4)
     [wrapped] = [a.split("=", 1)[1] for a in merge if a.startswith("--wrap=")]
     words = shlex.split(wrapped.replace(f"'{out}'/shards/[0-9]*", f"'{out}/shards/1' '{out}/shards/2'"))
     assert words[3] == "merge" and _accepted(words[3:])["merge"][0] == [out / "shards" / "1", out / "shards" / "2"]
