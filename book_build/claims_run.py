@@ -44,7 +44,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import re
 import sys
 import time
@@ -55,6 +54,7 @@ from attention_course.seeding import SEED_VARIABLE
 
 from . import chapters as book_chapters
 from . import execution
+from .execution import cpu_name
 
 ROOT = book_chapters.ROOT
 RECORDS = ROOT / "_build" / "claims-by-seed"
@@ -72,16 +72,6 @@ def chapters_with_claims(numbers: list[int] | None = None) -> list[Path]:
     if numbers:
         paths = [p for p in paths if int(p.stem[:2]) in numbers]
     return paths
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def table_rows(recorded: dict[int, dict[str, claims.Claim]], seeds: list[int]) -> list[dict]:

@@ -232,3 +232,16 @@ def execute_all(jobs: list[Job], workers: int, report=print) -> list[Result]:
                 status = "ok" if result.error is None else "FAILED"
                 report(f"  {result.name}: {result.seconds:.0f} s, {status}")
     return results
+
+
+def cpu_name() -> str:
+    """The machine's CPU, as the tables that ``make claims`` and ``make tune`` write record it."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from attention_course.training import tuning
 
+from .execution import cpu_name
+
 THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "MKL_NUM_THREADS")
 
@@ -57,17 +59,6 @@ def run_one(name: str, arm: str, value: float, seed: int) -> tuple[float | None,
         return (metric if math.isfinite(metric) else None), time.perf_counter() - started, None
     except Exception:  # one failed run is reported, the others go on
         return None, time.perf_counter() - started, traceback.format_exc()
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine()
 
 
 def search(comparisons: list[tuning.Comparison], workers: int) -> tuple[dict, list[str]]:
