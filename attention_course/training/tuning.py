@@ -37,7 +37,7 @@ from typing import Callable
 #: the searches of every comparison, as ``make tune`` measured them (shipped with the package)
 TABLE = Path(__file__).with_name("tuned_settings.json")
 #: the modules that declare comparisons (each a list ``COMPARISONS``)
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("attention_course.training.deep_stacks",)
 
 
 @dataclass(frozen=True)
