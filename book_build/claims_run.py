@@ -184,6 +184,17 @@ def main(argv=None) -> int:
                             if not any(c.page == p.stem for c in recorded[seed].values()))
                for seed in TABLE_SEEDS}
     seeds = list(itertools.takewhile(lambda seed: not missing[seed], TABLE_SEEDS))
+    whole = bool(seeds)
+    if not whole:
+        # No seed has records of every page with claims (a --pages run where the others' records
+        # were never made here, or were cleaned): the verdict covers the pages this run executed,
+        # under its seeds, and no table is written from it.
+        ran = {path.stem for path in paths} or set(args.pages or ())
+        seeds = list(args.seeds)
+        recorded = {seed: {n: c for n, c in loaded.get(seed, {}).items() if c.page in ran}
+                    for seed in seeds}
+        print(f"\nno seed has records of every page with claims (under seed {TABLE_SEEDS[0]}, none for "
+              f"{', '.join(missing[TABLE_SEEDS[0]])}): the claims of the pages run, under seeds {seeds}")
     rows = table_rows(recorded, seeds)
     print()
     print_table(rows, seeds)
@@ -192,11 +203,11 @@ def main(argv=None) -> int:
           f"{MARGIN_SHARE:g}): " + "; ".join(
               f"{r['name']} {r['margin']:{r['fmt']}} / {r['spread']:{r['fmt']}} = "
               f"{margin_share(r):.2f}" for r in sorted(asserted, key=margin_share)[:5]))
-    if seeds != TABLE_SEEDS:
+    if whole and seeds != TABLE_SEEDS:
         seed = TABLE_SEEDS[len(seeds)]
         print(f"the table covers seeds {seeds}: no records under seed {seed} for {', '.join(missing[seed])}")
 
-    if not args.no_write and len(seeds) >= MIN_TABLE_SEEDS and not failed:
+    if not args.no_write and whole and len(seeds) >= MIN_TABLE_SEEDS and not failed:
         TABLE.write_text(json.dumps({
             "seeds": seeds,
             "measured": {"date": datetime.date.today().isoformat(), "cpu": cpu_name(),
@@ -204,7 +215,9 @@ def main(argv=None) -> int:
             "claims": rows}, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {TABLE}")
     elif not args.no_write:
-        print(f"{TABLE.name} not rewritten: " + (f"fewer than {MIN_TABLE_SEEDS} whole seeds"
+        print(f"{TABLE.name} not rewritten: " + ("not every page with claims has records"
+                                                 if not whole
+                                                 else f"fewer than {MIN_TABLE_SEEDS} whole seeds"
                                                  if len(seeds) < MIN_TABLE_SEEDS
                                                  else "a chapter failed to execute"))
     ok = not failed and all(row["steady"] for row in rows)

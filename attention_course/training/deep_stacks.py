@@ -48,7 +48,7 @@ def rings(n: int, seed: int):
 
 
 def stack(depth: int, residual_connections: bool):
-    """The point -> Dense(WIDTH) -> ``depth`` Dense(tanh) layers, with or without x + F(x) -> one logit."""
+    """Point -> Dense(WIDTH) -> ``depth`` Dense(tanh) layers (x + F(x) or F(x)) -> logit."""
     import keras
 
     inputs = keras.Input((2,))
@@ -119,7 +119,7 @@ def tagging_data(seed: int):
 
 
 def learning_rate(step: int, peak: float, warmup: bool) -> float:
-    """Adam's rate at ``step`` (from 0): ``peak``, or with warm-up linear from 0 over WARMUP steps."""
+    """Adam's rate at ``step`` (from 0): ``peak``, or rising from 0 over WARMUP steps."""
     return peak * min(step / WARMUP, 1.0) if warmup else peak
 
 

@@ -159,3 +159,20 @@ def test_fewer_than_three_whole_seeds_write_no_table(executed, tmp_path):
 def test_pages_picks_pages_not_whole_chapters(executed):
     check_claims.main(["--pages", "11_training_transformer", "--seeds", "0", "--no-write"])
     assert [job.path.stem for job in executed] == ["11_training_transformer"]
+
+
+def test_a_pages_run_without_the_other_pages_records_judges_its_own_pages_and_writes_no_table(
+        executed, tmp_path, capsys):
+    """Records of one page only (the others' never made here): the run judges that page's claims
+    under its seeds (it used to stop with StopIteration) and does not write a table of one page."""
+    for seed in range(8):
+        check_claims.claims.record(Claim("ch14_x_good", "x", 1.0, ">=", 0.5, seed, page="14_vision_transformer"),
+                                   tmp_path / "records")
+    assert check_claims.main(["--table-only", "--pages", "14_vision_transformer"]) == 0
+    out = capsys.readouterr().out
+    assert "no seed has records of every page with claims" in out and "ch14_x_good" in out
+    assert "not every page with claims has records" in out
+    assert not (tmp_path / "claims_by_seed.json").exists()
+    check_claims.claims.record(Claim("ch14_x_bad", "x", 0.1, ">=", 0.5, 3, page="14_vision_transformer"),
+                               tmp_path / "records")
+    assert check_claims.main(["--table-only", "--pages", "14_vision_transformer"]) == 1
