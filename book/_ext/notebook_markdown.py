@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROLE = re.compile(r"\{(glue:text|glue|term|cite|cite:p|doc|ref|numref|eq)\}`([^`]+)`")
+#: a role whose content goes on past the end of the line (MyST reads it across the line break)
+OPEN_ROLE = re.compile(r"\{(glue:text|glue|term|cite|cite:p|doc|ref|numref|eq)\}`[^`]*$")
 FENCE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[a-z-]+)\}\s*(?P<title>.*)$")
 OPTION = re.compile(r"^:(?P<key>[a-z-]+):\s*(?P<value>.*)$")
 TARGET = re.compile(r"^\([\w-]+\)=\s*$")
@@ -171,7 +173,8 @@ def convert_role(kind: str, content: str, refs: References, docname: str) -> str
 
 
 def convert_roles(line: str, refs: References, docname: str) -> str:
-    return ROLE.sub(lambda m: convert_role(m[1], m[2], refs, docname), line)
+    # a role's content may span a line break, which reads as a space
+    return ROLE.sub(lambda m: convert_role(m[1], " ".join(m[2].split()), refs, docname), line)
 
 
 def _closing(lines: list[str], start: int, fence: str) -> int:
@@ -327,8 +330,12 @@ def convert_lines(lines: list[str], refs: References, docname: str,
             out.extend([f"\\tag{{{refs.equations[label]}}}", "$$"])
             index += 1
             continue
-        out.append(convert_roles(line, refs, docname))
-        index += 1
+        # a role that opens on this line and closes on a later one: convert the lines together
+        end = index
+        while OPEN_ROLE.search(lines[end]) and end + 1 < len(lines) and lines[end + 1].strip():
+            end += 1
+        out.extend(convert_roles("\n".join(lines[index:end + 1]), refs, docname).split("\n"))
+        index = end + 1
     return out
 
 

@@ -56,6 +56,18 @@ def test_terms_citations_and_pages_become_links_to_the_published_site(refs):
     assert f"[Self-attention]({SITE}chapters/05_self_attention.html#ch-self-attention)" in out
 
 
+def test_a_role_broken_across_lines_is_converted_as_myst_reads_it(refs):
+    """MyST reads a role across a line break (the site shows it); the notebook must too, not
+    leave the raw role for a student to read."""
+    out = convert("under every seed of the {doc}`status page\n</status>`: the patch contents, and\n"
+                  "{term}`teacher\nforcing` at {glue:text}`ch1_acc:.1%` of {glue:text}`ch1_n`.\n\n"
+                  "A new paragraph {term}`attention`.", refs)
+    assert MYST_SYNTAX.search(out) is None, out
+    assert f"[status page]({SITE}status.html): the patch contents" in out
+    assert f"[teacher forcing]({SITE}glossary.html#term-Teacher-forcing)" in out
+    assert ">97.3%</span> of" in out and out.endswith(f"A new paragraph [attention]({SITE}glossary.html#term-Attention).")
+
+
 def test_figure_and_equation_references_become_the_sites_numbers(refs):
     text = "$$\ns_t = f(s_{t-1})\n$$ (eq-ch1-decoder)\n\nBy {eq}`eq-ch1-decoder`, as {numref}`fig-ch1-loss` shows."
     out = convert(text, refs)
