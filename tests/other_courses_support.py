@@ -326,13 +326,13 @@ def cell_scores(db: Path, assignment: str, student_ids) -> dict[str, dict[str, f
                 for student in student_ids}
 
 
-def _plain_config(course: str, assignment: str):
+def _plain_config(course: str, assignment: str, kernel_name: str = "python3"):
     from traitlets.config import Config
 
     config = Config()
     config.CourseDirectory.source_directory = str(COURSES / course / "source")
     config.CourseDirectory.course_id = ASSIGNMENTS[(course, assignment)]
-    config.Execute.kernel_name = "python3"
+    config.Execute.kernel_name = kernel_name
     # nbgrader's time limits (30 s a cell, 60 s to start a kernel, 4 s for IOPub to catch up) are for
     # a quiet machine; under the whole suite, or a slower CPU, the reference failed a student on them
     # now and then. Those are the machine's limits, not a grading rule: the reference gets room.
@@ -342,15 +342,40 @@ def _plain_config(course: str, assignment: str):
     return config
 
 
-def _plain_student(course: str, assignment: str, root: str, student: str) -> dict:
-    """Plain nbgrader's ``autograde`` of one student, in a course folder of the student's own."""
+#: what nbgrader logs when a kernel died or hung before running any cell: the machine's failure
+#: (under the whole suite, a kernel died so once in a few runs), not a grading outcome; tried again
+KERNEL_NEVER_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
+def _plain_student(course: str, assignment: str, root: str, student: str, tries: int = 3,
+                   kernel_name: str = "python3") -> dict:
+    """Plain nbgrader's ``autograde`` of one student, in a course folder of the student's own (run in
+    a worker process of its own: the kernels' standard error, which says why one died, is kept)."""
+    import os
+    import tempfile
+
     from course_grader.nbgrader_api import make_api
 
-    outcome = make_api(_plain_config(course, assignment), Path(root)).autograde(
-        assignment, student, force=True, create=True)
-    # nbgrader's exception says only "see the above traceback": the cause is in its log
-    return {"success": outcome["success"],
-            "error": (outcome.get("log") or "")[-4000:] + str(outcome.get("error") or "")[-2000:]}
+    for attempt in range(1, tries + 1):
+        with tempfile.TemporaryFile() as kernels_stderr:
+            saved = os.dup(2)
+            os.dup2(kernels_stderr.fileno(), 2)     # a kernel inherits this process's standard error
+            try:
+                outcome = make_api(_plain_config(course, assignment, kernel_name), Path(root)).autograde(
+                    assignment, student, force=True, create=True)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            kernels_stderr.seek(0)
+            stderr = kernels_stderr.read().decode(errors="replace")
+        # nbgrader's exception says only "see the above traceback": the cause is in its log
+        log = (outcome.get("log") or "") + str(outcome.get("error") or "")
+        if outcome["success"] or not any(sign in log for sign in KERNEL_NEVER_STARTED):
+            break
+    kernel_lines = "\n".join(line for line in stderr.splitlines() if "running over TCP" not in line)
+    return {"success": outcome["success"], "attempts": attempt,
+            "error": log[-4000:] + ("\nthe kernels' standard error:\n" + kernel_lines[-2000:]
+                                    if not outcome["success"] else "")}
 
 
 def _grade(folder: Path, course: str, assignment: str) -> dict:
