@@ -46,6 +46,12 @@ def open_page(page, address: str) -> None:
         except PlaywrightTimeout:
             pytest.fail(f"MathJax never started on {address}: {page.problems.all()}")
         page.evaluate("() => MathJax.startup.promise")
+    # The page as a reader sees it: laid out, and the fonts it uses (MathJax's, which it asks for once
+    # the maths is typeset) loaded. Leaving earlier aborts those requests, which is not the site's fault.
+    page.evaluate("""async () => {
+        await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+        await document.fonts.ready;
+    }""")
 
 
 def check_maths(page) -> None:
