@@ -156,7 +156,8 @@ class SentencePairs:
         return len(self.first)
 
 
-def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5) -> SentencePairs:
+def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5,
+                        not_next_from: str = "other documents") -> SentencePairs:
     """``n`` (A, B) pairs for next-sentence prediction, half IsNext and half NotNext.
 
     Args:
@@ -165,10 +166,20 @@ def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5)
         n: how many pairs.
         seed: an int or a ``np.random.Generator``.
         is_next_prob: the chance that B is A's successor (0.5).
+        not_next_from: where a NotNext pair's B comes from: ``"other documents"``
+            (BERT's choice) or ``"same document"`` (a control: B shares A's
+            document, and so its topic, but is neither A nor A's successor; every
+            document then needs at least three sentences).
+
+    Each of A and B is one sentence, not BERT's spans of several sentences (up to 512
+    tokens a pair): the simpler variant that Liu et al. (RoBERTa, §4.2) found to do
+    worse downstream, kept here because it reads in a table.
 
     A is drawn uniformly from the sentences that have a successor; for IsNext,
     B is that successor; for NotNext, B is drawn uniformly from the sentences of
-    all *other* documents (so it cannot be the successor by chance).
+    all *other* documents (so it cannot be the successor by chance), or of A's
+    own document but for A and its successor.  The same seed draws the same A's
+    and the same labels either way.
 
     Used in chapter 12, *Pre-training BERT: masked words, sentence pairs and WordPiece*, section "Pre-training task 2: next-sentence prediction".
     """
@@ -181,6 +192,12 @@ def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5)
         raise ValueError("every document needs at least one sentence")
     if n < 0 or not 0 <= is_next_prob <= 1:
         raise ValueError(f"need n >= 0 and 0 <= is_next_prob <= 1; got {n}, {is_next_prob}")
+    if not_next_from not in ("other documents", "same document"):
+        raise ValueError(f"not_next_from must be 'other documents' or 'same document'; "
+                         f"got {not_next_from!r}")
+    if not_next_from == "same document" and min(len(doc) for doc in documents) < 3:
+        raise ValueError("a NotNext sentence from the same document needs documents of at "
+                         "least 3 sentences")
     lengths = np.array([len(doc) for doc in documents])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])  # flat index of each doc's first sentence
     sentences = [s for doc in documents for s in doc]
@@ -197,8 +214,14 @@ def make_sentence_pairs(documents, n: int, seed=None, is_next_prob: float = 0.5)
     doc = doc_of[first]
     # NotNext: uniform over the sentences outside doc: draw k in [0, total - len(doc)),
     # then skip over doc's contiguous block of sentences.
-    k = np.floor(rng.random(n) * (len(sentences) - lengths[doc])).astype(np.int64)
-    other = np.where(k < starts[doc], k, k + lengths[doc])
+    uniform = rng.random(n)
+    if not_next_from == "other documents":
+        k = np.floor(uniform * (len(sentences) - lengths[doc])).astype(np.int64)
+        other = np.where(k < starts[doc], k, k + lengths[doc])
+    else:   # a sentence of A's document other than A (at p) and its successor (p + 1)
+        k = np.floor(uniform * (lengths[doc] - 2)).astype(np.int64)
+        p = first - starts[doc]
+        other = starts[doc] + np.where(k < p, k, k + 2)
     second = np.where(is_next, first + 1, other)
     return SentencePairs(
         first=[sentences[i] for i in first], second=[sentences[i] for i in second],

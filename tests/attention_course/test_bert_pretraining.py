@@ -171,3 +171,31 @@ def test_sentence_pairs_deterministic_and_errors():
         make_sentence_pairs([["a", "b"], []], 5)
     with pytest.raises(ValueError, match="str"):
         make_sentence_pairs([["a", 3], ["b"]], 5)
+
+
+def test_same_document_not_next_shares_the_document_but_is_neither_a_nor_its_successor():
+    """The control of chapter 12: NotNext pairs whose B has A's topic (its document)."""
+    documents = [doc for doc in DOCUMENTS if len(doc) >= 3]
+    pairs = make_sentence_pairs(documents, 20000, seed=4, not_next_from="same document")
+    usual = make_sentence_pairs(documents, 20000, seed=4)
+    np.testing.assert_array_equal(pairs.is_next, usual.is_next)          # the same A's and labels
+    assert pairs.first == usual.first
+    nxt = pairs.is_next
+    (doc_a, sent_a), (doc_b, sent_b) = pairs.first_index.T, pairs.second_index.T
+    np.testing.assert_array_equal(sent_b[nxt], sent_a[nxt] + 1)
+    assert (doc_b == doc_a).all()
+    assert not ((sent_b[~nxt] == sent_a[~nxt]) | (sent_b[~nxt] == sent_a[~nxt] + 1)).any()
+    assert all(documents[d][s] == text for (d, s), text in zip(pairs.second_index, pairs.second))
+    # uniform over the others: from sentence 0 of the 5-sentence document, B is 2, 3 or 4
+    from_first = ~nxt & (doc_a == 0) & (sent_a == 0)
+    counts = np.bincount(sent_b[from_first], minlength=5)
+    assert counts[:2].sum() == 0
+    for s in (2, 3, 4):
+        assert within_binomial_bound(counts[s], from_first.sum(), 1 / 3)
+
+
+def test_same_document_not_next_needs_three_sentences_a_document():
+    with pytest.raises(ValueError, match="at least 3 sentences"):
+        make_sentence_pairs(DOCUMENTS, 5, not_next_from="same document")
+    with pytest.raises(ValueError, match="not_next_from"):
+        make_sentence_pairs(DOCUMENTS, 5, not_next_from="next document")
