@@ -27,6 +27,7 @@ seed)`` trains that arm at that value and returns the metric on held-out data.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import math
@@ -36,8 +37,6 @@ from typing import Callable
 
 #: the searches of every comparison, as ``make tune`` measured them (shipped with the package)
 TABLE = Path(__file__).with_name("tuned_settings.json")
-#: the modules that declare comparisons (each a list ``COMPARISONS``)
-MODULES: tuple[str, ...] = ("attention_course.training.deep_stacks",)
 
 
 @dataclass(frozen=True)
@@ -101,10 +100,27 @@ def _mean(values: list[float]) -> float:
     return sum(finite) / len(finite) if len(finite) == len(values) else math.inf
 
 
+def comparison_modules() -> list[str]:
+    """The modules of this package that declare comparisons, each in a list ``COMPARISONS``.
+
+    Found by reading the package's files, not listed here: a comparison's key covers this
+    module's code (its ``run`` imports :class:`Comparison`), and a list that grew with every new
+    comparison would change the key of every old one.
+    """
+    found = []
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(target, ast.Name) and target.id == "COMPARISONS"
+               for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for target in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            found.append(f"{__package__}.{path.stem}")
+    return found
+
+
 def comparisons() -> dict[str, Comparison]:
-    """Every comparison the modules of :data:`MODULES` declare, by name."""
+    """Every comparison the modules of :func:`comparison_modules` declare, by name."""
     found = {}
-    for name in MODULES:
+    for name in comparison_modules():
         for comparison in importlib.import_module(name).COMPARISONS:
             if comparison.name in found:
                 raise ValueError(f"two comparisons are called {comparison.name!r}")

@@ -130,3 +130,14 @@ def test_the_key_covers_the_code_not_the_data():
     function's comparison is the same in every process (no computed floats in it)."""
     assert toy().key() != toy(values=(1e-4, 1e-3, 1e-2)).key()
     assert toy().key() == toy().key()
+
+
+def test_every_module_of_the_package_that_declares_comparisons_is_found():
+    """No list to keep: a module with a top-level ``COMPARISONS`` is found by reading the files (and
+    adding one changes no other comparison's key)."""
+    package = ROOT / "attention_course" / "training"
+    declaring = {f"attention_course.training.{path.stem}" for path in package.glob("*.py")
+                 if re.search(r"^COMPARISONS\b", path.read_text(encoding="utf-8"), re.MULTILINE)}
+    assert {"attention_course.training.deep_stacks", "attention_course.training.learned_lookup"} <= declaring
+    assert set(tuning.comparison_modules()) == declaring
+    assert {c.run.__module__ for c in tuning.comparisons().values()} == declaring
