@@ -55,7 +55,7 @@ def learned_lookup(scores: str, seed: int):
         raise ValueError(f"scores must be one of {SCORES}, got {scores!r}")
     shrink = D_K ** -0.25 if scores == "unscaled, small init" else 1.0
 
-    def initial(offset):   # Glorot uniform times `shrink`: its variance times shrink ** 2
+    def initial(offset):   # Glorot uniform with its variance times shrink ** 2
         return keras.initializers.VarianceScaling(
             shrink ** 2, "fan_avg", "uniform", seed=seed + offset)
 
