@@ -173,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     BUILD.mkdir(exist_ok=True)
     # trained models, cached by content (attention_course.training.cache), live in the build folder
     os.environ.setdefault("ATTENTION_COURSE_CACHE", str(BUILD / "course_cache"))
+    # which cache entries this build asks for, for scripts/package_runs.py
+    from attention_course.seeding import course_seed
+    from attention_course.training import packaged_runs
+
+    packaged_runs.note_build(course_seed())
     cache = get_cache(str(EXECUTION_CACHE))
     keys = json.loads(KEYS.read_text()) if KEYS.exists() else {}
     started = time.perf_counter()

@@ -76,6 +76,11 @@ def setup(seed: int | None = None) -> int:
 
     In the strict build (claims asserted), every figure a cell shows is
     checked as the cell ends (:mod:`attention_course.chapter_tools.figure_check`).
+
+    With Keras, the runs that ship inside the package are copied into the model
+    cache where it lacks them (:mod:`attention_course.training.packaged_runs`),
+    so that a chapter loads the slowest models of the course seed instead of
+    training them.
     """
     import matplotlib.pyplot as plt
 
@@ -94,8 +99,10 @@ def setup(seed: int | None = None) -> int:
         import keras
     except ImportError:  # NumPy-only chapters run without Keras installed
         return seed
+    from ..training import packaged_runs
     from ..training.fitting import set_graph_rewrites, untuned_input_pipelines
 
+    packaged_runs.install()   # the slowest runs of the course seed, trained once and shipped
     keras.utils.set_random_seed(seed)
     untuned_input_pipelines()
     set_graph_rewrites(os.environ.get(GRAPH_REWRITES_VARIABLE) == "1")

@@ -10,6 +10,8 @@
   chapters 1, 3 and 11;
 * :mod:`~attention_course.training.marker_heads` -- chapter 6's attention-only models
   with one or several heads on the marker task;
+* :mod:`~attention_course.training.packaged_runs` -- the slowest runs of the
+  course seed, shipped inside the package so that a cold build loads them;
 * :mod:`~attention_course.training.char_gpt` -- the character-level
   Shakespeare GPT of chapter 13 and its shipped weights;
 * :mod:`~attention_course.training.tuning` -- the book's comparisons, each arm
