@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+import tiny_model
 from attention_course.training import cache
 from attention_course.data import toy_translation
 
@@ -96,16 +97,7 @@ def test_a_key_names_what_it_cannot_read():
 
 # --- trained_model -------------------------------------------------------------------------
 
-def _build():
-    import keras
-    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-
-
-def _fit(model):
-    model.compile(optimizer="sgd", loss="mse")
-    x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
-    history = model.fit(x, x[:, :2] * 2, epochs=3, verbose=0).history
-    return {"loss": history["loss"], "predictions": model.predict(x, verbose=0)}
+_build, _fit = tiny_model.build, tiny_model.fit
 
 
 def test_a_trained_model_is_trained_once_and_then_loaded():

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+import tiny_model
 from attention_course.training import cache, packaged_runs
 
 
@@ -14,16 +15,7 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(tmp_path / "cache"))
 
 
-def _build():
-    import keras
-    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-
-
-def _fit(model):
-    model.compile(optimizer="sgd", loss="mse")
-    x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
-    history = model.fit(x, x[:, :2] * 2, epochs=3, verbose=0).history
-    return {"loss": history["loss"], "predictions": model.predict(x, verbose=0)}
+_build, _fit = tiny_model.build, tiny_model.fit
 
 
 def _train_and_package(folder, names=("tiny",), seed=0):
