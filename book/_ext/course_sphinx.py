@@ -433,6 +433,10 @@ class ClaimsTable(SphinxDirective):
 
 #: an entry of the bibliography, as docutils writes it (``<div class="citation" ... role="doc-biblioentry">``)
 CITATION_ROLE = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
+#: the toggle of a folded code cell (hide-input), as myst-nb writes it: its label says "Toggle hidden
+#: content" while it shows "Show code cell source", so a voice user saying what they see is not
+#: understood (WCAG 2.5.3, label in name); without the label, its name is the text it shows
+FOLDED_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 #: a sidebar entry with pages under it, as pydata-sphinx-theme writes it: its link, then an
 #: expander whose ``<summary>`` holds only an icon
 SIDEBAR_EXPANDER = re.compile(r'(<a\b[^>]*>(?P<title>(?:(?!</a>).)*)</a>\s*<details\b[^>]*>\s*)<summary>', re.S)
@@ -454,6 +458,7 @@ def accessible_page(app: Sphinx, pagename, templatename, context, doctree):
         # The list of references (role="list") must hold list items: doc-biblioentry is
         # deprecated in WAI-ARIA 1.3 and not a list item.
         context["body"] = CITATION_ROLE.sub(r'\1 role="listitem"', context["body"])
+        context["body"] = context["body"].replace(FOLDED_CELL_TOGGLE, "<summary>")
     generate = context.get("generate_toctree_html")
     if generate is not None and not getattr(generate, "course_named", False):
         def generate_named(*args, **kwargs):
