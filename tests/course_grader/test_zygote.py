@@ -5,7 +5,6 @@ scratch, and nothing passing from one to the next.
 grading workers start theirs, so every grading test goes through one.)
 """
 
-import asyncio
 import json
 import os
 import re
@@ -17,6 +16,7 @@ import time
 
 import psutil
 import pytest
+from event_loops import run_coroutine
 
 from course_grader import sandbox
 
@@ -311,7 +311,7 @@ def test_a_grading_kernel_starts_from_the_zygote_without_a_launcher(zygote, work
         assert not await km.is_alive()
 
     with tempfile.TemporaryDirectory(prefix="ipc-") as ipc_dir:
-        asyncio.run(session(ipc_dir))
+        run_coroutine(session(ipc_dir))
     deadline = time.monotonic() + 10
     while programs_of_the_slot() and time.monotonic() < deadline:
         time.sleep(0.05)

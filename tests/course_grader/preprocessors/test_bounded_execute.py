@@ -4,6 +4,7 @@ and the pipeline tests.)"""
 
 import nbformat
 from conftest import code, released
+from event_loops import run_coroutine
 from traitlets.config import Config
 
 from course_grader import cells
@@ -73,16 +74,6 @@ def test_a_kernel_is_ready_once_it_has_answered_and_its_iopub_has_caught_up(reso
         assert nb.metadata["language_info"]["name"] == "python"
 
 
-def _run_coroutine(coroutine):
-    """Run ``coroutine`` in an event loop of its own, in a thread of its own: a test before this one
-    in the same process may have left an event loop running in this thread."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
 def test_readiness_reads_only_the_answers_to_its_own_request():
     """A late reply to an earlier request, or another request's "idle", is not readiness."""
     from queue import Empty
@@ -111,7 +102,7 @@ def test_readiness_reads_only_the_answers_to_its_own_request():
 
     execute = BoundedExecute()
     execute.kc = Client()
-    reply = _run_coroutine(execute._async_ready_reply(timeout=5))
+    reply = run_coroutine(execute._async_ready_reply(timeout=5))
     assert reply == message("kernel_info_reply", "mine")
     assert execute.kc.shell_channel.messages == [] and execute.kc.iopub_channel.messages == []
 
@@ -133,5 +124,5 @@ def test_a_killed_kernel_is_known_gone_within_milliseconds(monkeypatch):
 
     monkeypatch.setattr(PromptKernelManager, "_async_is_alive", is_alive)
     monkeypatch.setattr(bounded_execute.asyncio, "sleep", sleep)
-    _run_coroutine(PromptKernelManager()._async_wait())
+    run_coroutine(PromptKernelManager()._async_wait())
     assert pauses == [0.005, 0.005]
