@@ -250,20 +250,32 @@
     view.append(image);
     dialog.append(bar, view);
     dialog.setAttribute("aria-labelledby", title.id);
-    close.addEventListener("click", function () { dialog.close(); });
+    // Closing gives the focus back to the figure's button at once. The dialog's "close" event
+    // comes later, as a task of its own: a handler there could take the focus back from wherever
+    // the reader (or a test) has moved it meanwhile.
+    function closeAndReturn() {
+      const from = dialog.courseOpener;
+      dialog.courseOpener = null;
+      dialog.close();
+      if (from) from.focus();
+    }
+    close.addEventListener("click", closeAndReturn);
     // a click on the backdrop (the dialog itself, outside its content) closes it too
-    dialog.addEventListener("click", function (event) { if (event.target === dialog) dialog.close(); });
+    dialog.addEventListener("click", function (event) { if (event.target === dialog) closeAndReturn(); });
     // Escape closes it (the browser's own "cancel" may be held back by its rules on user activation)
     dialog.addEventListener("keydown", function (event) {
       if (event.key === "Escape") {
         event.preventDefault();
-        dialog.close();
+        closeAndReturn();
       }
     });
+    // closed another way (the browser's own cancel): return the focus, unless it has moved on
     dialog.addEventListener("close", function () {
       const from = dialog.courseOpener;
       dialog.courseOpener = null;
-      if (from) from.focus();
+      const moved = document.activeElement && document.activeElement !== document.body
+        && !dialog.contains(document.activeElement);
+      if (from && !moved) from.focus();
     });
     document.body.append(dialog);
     return {dialog: dialog, title: title, view: view, image: image};

@@ -194,3 +194,38 @@ def test_a_tap_opens_a_figure_and_the_close_button_or_a_tap_beside_it_closes_it(
     dialog.evaluate("d => d.dispatchEvent(new MouseEvent('click', {bubbles: true}))")   # the backdrop
     assert not dialog.evaluate("d => d.open")
     assert phone.problems.all() == []
+
+
+#: run in the page: open the first figure, close it by each of the dialog's ways, move the focus to
+#: the second figure's button in the same task, and report where the focus is once the queued
+#: "close" event has run
+FOCUS_AFTER_CLOSING = r"""async () => {
+  const buttons = document.querySelectorAll('article.bd-article .course-zoom');
+  const dialog = () => document.querySelector('dialog.course-lightbox');
+  const ways = {
+    escape: d => d.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true})),
+    button: d => d.querySelector('.course-lightbox-close').click(),
+    backdrop: d => d.dispatchEvent(new MouseEvent('click', {bubbles: true})),
+    browser: d => d.close(),
+  };
+  const stays = {};
+  for (const [way, close] of Object.entries(ways)) {
+    buttons[0].click();
+    close(dialog());
+    buttons[1].focus();
+    await new Promise(resolve => setTimeout(resolve, 100));
+    stays[way] = !dialog().open && document.activeElement === buttons[1];
+  }
+  return stays;
+}"""
+
+
+def test_closing_a_figure_never_takes_the_focus_back_from_where_the_reader_moved_it(site, laptop,
+                                                                                     server):
+    """The focus goes back to the figure when its dialog closes, at once: the dialog's "close"
+    event, which comes later, must not pull it back from a button the reader (or a test) has
+    focused meanwhile (a race that opened the wrong figure under a loaded CPU)."""
+    images_of(laptop, server, "chapters/03_additive_attention")
+    stays = laptop.evaluate(FOCUS_AFTER_CLOSING)
+    assert stays == {"escape": True, "button": True, "backdrop": True, "browser": True}, stays
+    assert laptop.problems.all() == []
