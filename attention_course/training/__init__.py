@@ -8,6 +8,10 @@
   compiling, the warm-up schedule, length-bucketed batches;
 * :mod:`~attention_course.training.experiments` -- the toy-translation runs of
   chapters 1, 3 and 11;
+* :mod:`~attention_course.training.rnn_comparison` -- chapter 3's translators with
+  and without attention (and one without, as large), each at its own best rate;
+* :mod:`~attention_course.training.transformer_ablations` -- chapter 11's ablations
+  of the Transformer, each row at its own best rate;
 * :mod:`~attention_course.training.marker_heads` -- chapter 6's attention-only models
   with one or several heads on the marker task;
 * :mod:`~attention_course.training.packaged_runs` -- the slowest runs of the

@@ -1,0 +1,29 @@
+"""What the tests of the training package share."""
+
+import pytest
+
+from attention_course.training import cache, experiments
+
+
+class _Asked(Exception):
+    """Raised instead of training: the test only wants the run's key."""
+
+
+@pytest.fixture
+def run_key(monkeypatch):
+    """``run_key(run, *args, **kwargs)``: the cache key of the model ``run(*args, **kwargs)``
+    would train, without training it (``experiments``' call into the cache stops there)."""
+    asked = []
+
+    def key_only(name, build, fit, *, example=None, config=None, seed=None, shipped=None):
+        asked.append(cache.content_key(name, build, fit, config, seed))
+        raise _Asked
+
+    monkeypatch.setattr(experiments.cache, "trained_model", key_only)
+
+    def key_of(run, *args, **kwargs):
+        with pytest.raises(_Asked):
+            run(*args, **kwargs)
+        return asked[-1]
+
+    return key_of
