@@ -17,6 +17,15 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attention_course.weights.randomise import randomise_weights  # noqa: E402
+from environment import environment_restored  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _environment_of_the_session():
+    """Whatever a test does to ``os.environ``, the next test of the worker does not see it
+    (tests/environment.py)."""
+    with environment_restored():
+        yield
 
 
 #: The folders whose tests ``make check`` leaves out, and why (the markers of pyproject.toml)

@@ -67,6 +67,8 @@ sphinx:
                         "FAILED_PAGES": build / "failed-pages.json"}.items():
         monkeypatch.setattr(build_book, name, value)
     monkeypatch.setenv("BOOK_JOBS", "2")
+    # the build points its chapters at a model cache: the tiny book's own, never the book's
+    monkeypatch.setenv("ATTENTION_COURSE_CACHE", str(build / "course_cache"))
     return tmp_path
 
 
