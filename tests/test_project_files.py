@@ -136,3 +136,19 @@ def test_no_grades_file_can_be_committed_by_accident(path):
 
     ignored = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=ROOT)
     assert ignored.returncode == 0, f"{path} is not ignored by .gitignore"
+
+
+def test_one_conftest_module_for_the_tests_that_import_from_it():
+    """pytest imports every ``conftest.py`` as the module ``conftest``: ``from conftest import
+    tolerance`` in a test reads whichever was imported last. A conftest.py collected before a test
+    that imports from the top one broke a whole module once (tests/attention_course/training/);
+    fixtures shared by a few files live in a module of their own (``from run_keys import run_key``).
+    The one other conftest.py serves the tests beside it, collected after every test that imports
+    from the top one."""
+    found = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests").rglob("conftest.py"))
+    assert found == ["tests/conftest.py", "tests/course_grader/preprocessors/conftest.py"], found
+    importers = [path for path in (ROOT / "tests").rglob("test_*.py")
+                 if re.search(r"^from conftest import", path.read_text(), re.M)]
+    late = ROOT / "tests" / "course_grader" / "preprocessors"
+    for path in importers:
+        assert (path.parent == late) or str(path.relative_to(ROOT)) < str(late.relative_to(ROOT)), path

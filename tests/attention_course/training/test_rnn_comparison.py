@@ -1,6 +1,7 @@
 """Chapter 3's comparison tuned alike: at the chapters' rates, an arm is the run the chapter trained."""
 
 import pytest
+from run_keys import run_key  # noqa: F401  (a fixture)
 
 from attention_course.models import rnn_seq2seq
 from attention_course.data import toy_translation

@@ -1,6 +1,7 @@
 """Chapter 11's ablations tuned alike: at the chapter's rate, a row is the run the chapter trained."""
 
 import pytest
+from run_keys import run_key  # noqa: F401  (a fixture)
 
 from attention_course.training import experiments, transformer_ablations
 from attention_course.training.transformer_ablations import ROW, ROWS, ablation

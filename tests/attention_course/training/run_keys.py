@@ -1,4 +1,8 @@
-"""What the tests of the training package share."""
+"""The cache key a training function would use, without training: a fixture for the training tests.
+
+A module of its own, not a ``conftest.py``: pytest imports every ``conftest.py`` as the module
+``conftest``, so a second one here would be what ``from conftest import ...`` finds in every test
+collected after it (tests/test_project_files.py keeps it so)."""
 
 import pytest
 
