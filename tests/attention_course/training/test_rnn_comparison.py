@@ -52,3 +52,21 @@ def test_the_comparison_sweeps_every_arm_around_both_chapters_rates():
     assert comparison.arms == tuple(ARMS)
     for recipe in experiments.RNN_RECIPES.values():
         assert comparison.values[0] < recipe["learning_rate"] < comparison.values[-1]
+
+
+def test_pages_after_chapter_3_compare_with_the_rnns_at_their_searched_rates():
+    """A later page that sets a model beside the RNNs takes them at the rates chapter 3's search
+    chose: ``rnn_translator`` trains them at their chapters' rates, below chapter 3's best for the
+    model with attention, which would favour whatever they are compared with."""
+    import re
+    from pathlib import Path
+
+    chapters = Path(__file__).resolve().parents[3] / "book" / "chapters"
+    later = [p for p in sorted(chapters.glob("*.md")) if int(p.name[:2]) > 3]
+    calls = {p.name for p in later if re.search(r"\brnn_translator\(", p.read_text())}
+    assert calls == set(), f"pages that train the RNNs at their chapters' rates: {sorted(calls)}"
+    comparing = [p.name for p in later if "rnn_comparison.translator(" in p.read_text()]
+    assert comparing, "no later page compares with the RNNs (this test lost its subject)"
+    for name in comparing:
+        assert re.search(r"best_setting\(\s*[\"']ch3_attention_or_none[\"']",
+                         (chapters / name).read_text()), name
