@@ -106,9 +106,14 @@ def search(comparisons: list[tuning.Comparison], workers: int) -> tuple[dict, li
 
 
 def edges(entry: dict) -> list[str]:
-    """The arms whose best value is the smallest or largest value tried."""
+    """The arms whose best value is the smallest or largest value tried.
+
+    A grid that starts at 0 has no lower edge: 0 is the least any of the book's tuned
+    settings can take (no dropout, no weight decay), so nothing smaller was left untried.
+    """
     low, high = entry["values"][0], entry["values"][-1]
-    return [arm for arm, best in entry["best"].items() if best in (low, high)]
+    edge = {high} if low == 0 else {low, high}
+    return [arm for arm, best in entry["best"].items() if best in edge]
 
 
 def main(argv=None) -> int:

@@ -136,12 +136,16 @@ class VisionTransformer(keras.Model):
 
 def small_cnn(image_size=8, channels: int = 1, num_classes: int = 10,
               filters: tuple[int, ...] = (16, 32, 64),
-              max_shift: int = 0) -> keras.Model:
+              max_shift: int = 0, dropout: float = 0.0) -> keras.Model:
     """A LeNet-style CNN: ``3 x 3`` convolutions, one max-pooling, global average, dense.
 
     ``(B, H, W, C)`` -> logits ``(B, num_classes)``.  The first two
     convolutions see the full image, the rest a ``2 x 2``-pooled one.
+    ``dropout`` (in training only) drops features of the average before the
+    dense classifier; at 0 the model has no dropout layer at all.
     """
+    if not 0 <= dropout < 1:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
     height, width = _image_size(image_size)
     images = keras.Input((height, width, channels), name="images")
     x = RandomShift(max_shift, name="augment")(images) if max_shift else images
@@ -151,5 +155,7 @@ def small_cnn(image_size=8, channels: int = 1, num_classes: int = 10,
         if i == 1:
             x = keras.layers.MaxPooling2D(2, name="pool")(x)
     x = keras.layers.GlobalAveragePooling2D(name="average")(x)
+    if dropout:
+        x = keras.layers.Dropout(dropout, name="dropout")(x)
     logits = keras.layers.Dense(num_classes, name="head")(x)
     return keras.Model(images, logits, name="small_cnn")

@@ -6,6 +6,9 @@ learned*.  Both models are trained (or loaded, through
 :func:`~attention_course.training.cache.trained_model`) by :func:`fit`: AdamW
 with weight decay, a learning rate that warms up linearly and then follows a
 cosine down to zero, the same number of epochs for both.
+
+The one setting the two models do not share is their dropout, which
+:mod:`.vit_or_cnn` tunes for each alike.
 """
 
 from __future__ import annotations
@@ -39,12 +42,16 @@ def fit(model, train) -> dict:
     return history.history
 
 
-def vision_transformer(train) -> TrainedModel:
-    """The Vision Transformer of :data:`VIT`, trained on ``train`` by :func:`fit`."""
-    return trained_model("ch14-vit", lambda: VisionTransformer(**VIT), lambda model: fit(model, train),
-                         example=train.images[:2])
+def vision_transformer(train, dropout: float = VIT["dropout"], seed: int | None = None) -> TrainedModel:
+    """The Vision Transformer of :data:`VIT` with dropout ``dropout``, trained on ``train`` by
+    :func:`fit` under ``seed`` (default: the course seed)."""
+    settings = {**VIT, "dropout": dropout}
+    return trained_model("ch14-vit", lambda: VisionTransformer(**settings), lambda model: fit(model, train),
+                         example=train.images[:2], seed=seed)
 
 
-def cnn(train) -> TrainedModel:
-    """The small CNN of :data:`CNN_FILTERS`, trained on ``train`` by :func:`fit`."""
-    return trained_model("ch14-cnn", lambda: small_cnn(filters=CNN_FILTERS), lambda model: fit(model, train))
+def cnn(train, dropout: float = 0.0, seed: int | None = None) -> TrainedModel:
+    """The small CNN of :data:`CNN_FILTERS` with dropout ``dropout``, trained on ``train`` by
+    :func:`fit` under ``seed`` (default: the course seed)."""
+    return trained_model("ch14-cnn", lambda: small_cnn(filters=CNN_FILTERS, dropout=dropout),
+                         lambda model: fit(model, train), seed=seed)

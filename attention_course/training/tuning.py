@@ -17,7 +17,8 @@ own best value (:func:`best_setting`) and shows the search
 arm was tuned.  Tests check that the table was made by the code as it is
 (:meth:`Comparison.key`), that every best value lies inside its grid rather
 than at an edge (else the grid did not bracket it, and a larger or smaller
-value might have changed the verdict), and that each comparison's chapter
+value might have changed the verdict; a grid that starts at 0, no dropout,
+has no lower edge, for nothing smaller can be tried), and that each comparison's chapter
 takes its settings from the table.
 
 A comparison's ``run`` is a function of the package (not of a chapter), so

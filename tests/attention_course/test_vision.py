@@ -286,3 +286,15 @@ def test_small_cnn_parameters():
     # 3x3 convolutions: 1 -> 8 -> 16 -> 32 channels, then a dense layer 32 -> 10
     expected = (9 * 1 * 8 + 8) + (9 * 8 * 16 + 16) + (9 * 16 * 32 + 32) + (32 * 10 + 10)
     assert model.count_params() == expected
+
+
+def test_small_cnn_dropout_acts_in_training_only_and_adds_no_parameters():
+    plain, dropping = small_cnn(filters=(8, 16, 32)), small_cnn(filters=(8, 16, 32), dropout=0.5)
+    assert "dropout" not in [layer.name for layer in plain.layers]       # 0: no layer at all
+    assert dropping.count_params() == plain.count_params()
+    dropping.set_weights(plain.get_weights())
+    images = np.random.default_rng(0).uniform(size=(4, 8, 8, 1)).astype("float32")
+    np.testing.assert_allclose(dropping(images), plain(images), rtol=1e-6)
+    assert not np.allclose(dropping(images, training=True), plain(images), rtol=1e-3)
+    with pytest.raises(ValueError, match="dropout must lie in"):
+        small_cnn(dropout=1.0)

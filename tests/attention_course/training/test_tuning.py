@@ -114,6 +114,23 @@ def test_a_best_value_at_an_edge_fails_the_search(monkeypatch, tmp_path, capsys)
     assert "best value of a is at an edge of the grid" in capsys.readouterr().err
 
 
+def test_a_best_value_of_0_is_no_edge(monkeypatch, tmp_path, capsys):
+    """No dropout best: nothing smaller could be tried, so the grid brackets it; its top is still
+    an edge, and so is a lowest value above 0."""
+    def dropout_loss(arm, value, seed):
+        return {"a": value, "b": -value}[arm]        # a: best at 0; b: best at the top
+
+    comparison = toy(values=(0.0, 0.1, 0.2), run=dropout_loss)
+    monkeypatch.setattr(tuning, "comparisons", lambda: {comparison.name: comparison})
+    monkeypatch.setattr(tuning, "TABLE", tmp_path / "tuned.json")
+    assert tune_comparisons.main(["--workers", "1", "--no-write"]) == 1
+    err = capsys.readouterr().err
+    assert "best value of b is at an edge" in err and "of a" not in err
+    entry = {"values": [0.0, 0.1, 0.2], "best": {"a": 0.0, "b": 0.1}}
+    assert tune_comparisons.edges(entry) == []
+    assert tune_comparisons.edges({"values": [0.05, 0.1, 0.2], "best": {"a": 0.05}}) == ["a"]
+
+
 def test_a_failed_run_is_reported_and_writes_no_table(monkeypatch, tmp_path, capsys):
     def broken(arm, value, seed):
         raise RuntimeError("out of memory")
