@@ -44,7 +44,11 @@ def fit(model, train) -> dict:
 
 def vision_transformer(train, dropout: float = VIT["dropout"], seed: int | None = None) -> TrainedModel:
     """The Vision Transformer of :data:`VIT` with dropout ``dropout``, trained on ``train`` by
-    :func:`fit` under ``seed`` (default: the course seed)."""
+    :func:`fit` under ``seed`` (default: the course seed).
+
+    The default dropout is the recipe's before the search; the chapter passes the rate
+    :mod:`.vit_or_cnn`'s search chose (``best_setting("ch14_vit_or_cnn", "Vision Transformer")``).
+    """
     settings = {**VIT, "dropout": dropout}
     return trained_model("ch14-vit", lambda: VisionTransformer(**settings), lambda model: fit(model, train),
                          example=train.images[:2], seed=seed)
@@ -52,6 +56,10 @@ def vision_transformer(train, dropout: float = VIT["dropout"], seed: int | None 
 
 def cnn(train, dropout: float = 0.0, seed: int | None = None) -> TrainedModel:
     """The small CNN of :data:`CNN_FILTERS` with dropout ``dropout``, trained on ``train`` by
-    :func:`fit` under ``seed`` (default: the course seed)."""
+    :func:`fit` under ``seed`` (default: the course seed).
+
+    The default (none) is the recipe's before the search; the chapter passes the rate
+    :mod:`.vit_or_cnn`'s search chose (``best_setting("ch14_vit_or_cnn", "small CNN")``).
+    """
     return trained_model("ch14-cnn", lambda: small_cnn(filters=CNN_FILTERS, dropout=dropout),
                          lambda model: fit(model, train), seed=seed)
