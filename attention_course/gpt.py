@@ -123,7 +123,7 @@ class KVCache:
     ``keys (L, B, N, capacity, key_dim)`` and ``values (L, B, N, capacity,
     value_dim)`` are allocated once; positions ``0..length-1`` are filled.
 
-    Used in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
+    Used in chapter 13, *Generating text: sampling and a key/value cache*, section "A key/value cache".
     """
 
     keys: np.ndarray
@@ -174,7 +174,7 @@ def cached_self_attention(h, weights, keys, values, start: int):
         what :func:`~attention_course.multi_head.multi_head_attention` with
         ``use_causal_mask`` gives for these rows of the full sequence.
 
-    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
+    Explained in chapter 13, *Generating text: sampling and a key/value cache*, section "A key/value cache".
     """
     end = start + h.shape[1]                                  # h: (B, t, d)
     q = project_heads(h, weights.query_kernel, weights.query_bias)  # (B, N, t, key_dim)
@@ -215,7 +215,7 @@ def gpt_forward_cached(tokens, weights: GPTWeights, cache: KVCache) -> np.ndarra
     updated in place.  Returns ``(B, t, V)``: equal, to float32 rounding, to the
     last ``t`` rows of :func:`gpt_forward` on the whole sequence.
 
-    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "A key/value cache".
+    Explained in chapter 13, *Generating text: sampling and a key/value cache*, section "A key/value cache".
     """
     start, t = cache.length, tokens.shape[1]
     positions = weights.position_embedding[start:start + t]
@@ -256,7 +256,7 @@ def generate(weights: GPTWeights, prompt, num_tokens: int, *, temperature: float
     While the whole sequence fits in ``max_length``, both see the same context
     and, given the same seed, draw the same tokens (up to float32 ties).
 
-    Used in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
+    Used in chapter 13, *Generating text: sampling and a key/value cache*, section "Sampling: temperature and top-k".
     """
     prompt = _check_tokens(prompt, weights, start=None)   # read through the window: any length
     if prompt.shape[1] == 0:

@@ -66,7 +66,7 @@ def next_token_probabilities(logits, temperature: float = 1.0,
                              top_k: int | None = None) -> np.ndarray:
     """``(B, V)`` logits -> the ``(B, V)`` distribution :func:`sample_next_token` draws from.
 
-    Used in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
+    Used in chapter 13, *Generating text: sampling and a key/value cache*, section "Sampling: temperature and top-k".
     """
     return softmax(keep_top_k(logits / logits.dtype.type(temperature), top_k), axis=-1)
 
@@ -93,7 +93,7 @@ def sample_next_token(logits, rng, temperature: float = 1.0,
         top_k: if given, only the ``top_k`` highest-scoring tokens of each row
             can be drawn.
 
-    Explained in chapter 13, *GPT: a decoder-only Transformer*, section "Sampling: temperature and top-k".
+    Explained in chapter 13, *Generating text: sampling and a key/value cache*, section "Sampling: temperature and top-k".
     """
     if temperature == 0:                                  # greedy
         return logits.argmax(axis=1).astype(np.int32)
