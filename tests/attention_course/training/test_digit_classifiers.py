@@ -4,31 +4,10 @@ import numpy as np
 import pytest
 
 from attention_course.data import digits
-from attention_course.training import cache, digit_classifiers, vit_or_cnn
+from attention_course.training import digit_classifiers, vit_or_cnn
 from attention_course.training.vit_or_cnn import ARMS, COMPARISONS, validation_loss
 
-
-class _Asked(Exception):
-    """Raised instead of training: the test only wants the run's key."""
-
-
-@pytest.fixture
-def run_key(monkeypatch):
-    """``run_key(arm, train, *args)``: the cache key the arm's run would have, without training."""
-    asked = []
-
-    def key_only(name, build, fit, *, example=None, config=None, seed=None, shipped=None):
-        asked.append(cache.content_key(name, build, fit, config, seed))
-        raise _Asked
-
-    monkeypatch.setattr(digit_classifiers, "trained_model", key_only)
-
-    def key_of(arm, *args, **kwargs):
-        with pytest.raises(_Asked):
-            ARMS[arm](*args, **kwargs)
-        return asked[-1]
-
-    return key_of
+from run_keys import run_key  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +16,19 @@ def train():
 
 
 def test_dropout_and_seed_are_part_of_each_run(run_key, train):
-    for arm in ARMS:
-        keys = {run_key(arm, train, 0.0), run_key(arm, train, 0.1), run_key(arm, train, 0.0, seed=1)}
+    for arm, run in ARMS.items():
+        keys = {run_key(run, train, 0.0), run_key(run, train, 0.1), run_key(run, train, 0.0, seed=1)}
         assert len(keys) == 3, arm
     # the defaults are the recipe the chapter described before the search: ViT 0.1, CNN none
-    assert run_key("Vision Transformer", train) == run_key("Vision Transformer", train, 0.1)
-    assert run_key("small CNN", train) == run_key("small CNN", train, 0.0)
+    vit, cnn = ARMS["Vision Transformer"], ARMS["small CNN"]
+    assert run_key(vit, train) == run_key(vit, train, 0.1)
+    assert run_key(cnn, train) == run_key(cnn, train, 0.0)
 
 
 def test_the_search_trains_on_other_images_than_the_chapters_runs(run_key, train):
     fit_part, _ = digits.validation_split(train)
-    assert run_key("small CNN", fit_part, 0.0) != run_key("small CNN", train, 0.0)
+    cnn = ARMS["small CNN"]
+    assert run_key(cnn, fit_part, 0.0) != run_key(cnn, train, 0.0)
 
 
 def test_the_comparison_sweeps_both_models_from_no_dropout_up():

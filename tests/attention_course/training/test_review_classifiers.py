@@ -6,32 +6,12 @@ import pytest
 
 from attention_course.bert_finetuning import make_reviews, split_words
 from attention_course.models.bert import BertClassifier, BertEncoder
-from attention_course.training import cache, fine_tuning_rates, review_classifiers
-from attention_course.training.fine_tuning_rates import COMPARISONS, validation_loss, validation_reviews
+from attention_course.training import fine_tuning_rates, review_classifiers
+from attention_course.training.fine_tuning_rates import (COMPARISONS, validation_loss,
+                                                          validation_reviews)
 from attention_course.training.review_classifiers import ARMS, review_classifier
 
-
-class _Asked(Exception):
-    """Raised instead of training: the test only wants the run's key."""
-
-
-@pytest.fixture
-def run_key(monkeypatch):
-    """``run_key(arm, reviews, rate, seed=None)``: the cache key of the arm's run, without training."""
-    asked = []
-
-    def key_only(name, build, fit, *, example=None, config=None, seed=None, shipped=None):
-        asked.append(cache.content_key(name, build, fit, config, seed))
-        raise _Asked
-
-    monkeypatch.setattr(review_classifiers, "trained_model", key_only)
-
-    def key_of(*args, **kwargs):
-        with pytest.raises(_Asked):
-            review_classifier(*args, **kwargs)
-        return asked[-1]
-
-    return key_of
+from run_keys import run_key  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +21,15 @@ def reviews():
 
 def test_rate_seed_and_reviews_are_part_of_each_run(run_key, reviews):
     other = make_reviews(review_classifiers.TRAINING_REVIEWS, "fine-tuning", seed=1)
+
+    def key(*args, **kwargs):
+        return run_key(review_classifier, *args, **kwargs)
+
     for arm in ARMS:
-        keys = {run_key(arm, reviews, 1e-4), run_key(arm, reviews, 3e-4),
-                run_key(arm, reviews, 1e-4, seed=1), run_key(arm, other, 1e-4)}
+        keys = {key(arm, reviews, 1e-4), key(arm, reviews, 3e-4), key(arm, reviews, 1e-4, seed=1),
+                key(arm, other, 1e-4)}
         assert len(keys) == 4, arm
-    assert len({run_key(arm, reviews, 1e-4) for arm in ARMS}) == 3
+    assert len({key(arm, reviews, 1e-4) for arm in ARMS}) == 3
 
 
 def test_the_sweep_is_no_part_of_the_runs_keys():
