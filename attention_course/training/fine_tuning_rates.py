@@ -4,13 +4,13 @@ the learning rate that suits it.
 The three arms of :mod:`.review_classifiers` differ in where they start and in
 their budgets (one pass, thirty passes of the head alone, twenty-four passes
 with a warm-up), and each needs a learning rate of its own: a rate that
-suits fine-tuning pretrained weights for eight steps would leave a model
-from random weights untrained, and one that suits a single dense layer would
+suits fine-tuning pretrained weights for eight steps could leave a model
+from random weights untrained, and one that suits a single dense layer could
 wreck a pretrained encoder.  So :data:`COMPARISONS` sweeps the (peak) Adam
 rate of all three alike, each scored by its loss on *validation* reviews: new
 sentences built from the training words, none of them a training sentence.
 The test reviews, whose words no arm has seen with a label, are not looked
-at; no arm is tuned on what the chapter measures.  ``make tune`` runs the
+at: no arm is tuned on the test words.  ``make tune`` runs the
 sweep (:mod:`.tuning`).
 
 A module of its own, apart from the recipes: a change to the sweep (its grid,
@@ -33,7 +33,8 @@ def validation_reviews(training: Reviews, seed: int) -> Reviews:
     """New reviews with the training words, none of them one of ``training``'s sentences.
 
     Drawn from a stream of their own (``[seed, 12]``), which no integer seed of the chapter
-    uses, so that they are none of the chapter's own sentences either.
+    uses: independent of the chapter's other sentences, though a sentence may recur among
+    them by chance (there are only 1,600 with the training words).
     """
     drawn = make_reviews(VALIDATION_DRAWN, "fine-tuning", seed=np.random.default_rng([seed, 12]))
     seen = set(training.texts)

@@ -7,8 +7,8 @@ all-MiniLM-L6-v2's architecture with a classification head
 reviews of :mod:`attention_course.bert_finetuning` by one of three recipes,
 the arms of the comparison:
 
-* ``"pretrained"``: from the pretrained weights, fine-tuned as BERT is: one
-  pass over the reviews at a constant rate;
+* ``"pretrained"``: from the pretrained weights, fine-tuned briefly, as BERT
+  is (its authors took two to four passes; here one pass at a constant rate);
 * ``"pretrained, frozen (probe)"``: the pretrained encoder frozen, only the
   classification head trains, for more passes (one dense layer can take them);
 * ``"from scratch"``: the same architecture from random weights, for as many
