@@ -24,7 +24,8 @@ session (under a file lock, as :func:`grading_support.graded_batch` does):
   two at a time), only the kernel named: the notebooks' own
   kernelspec may name one that is not installed here (cs1302's ``xpython``),
   so ``Execute.kernel_name = "python3"``, as the course's own configuration
-  would set it on a machine without XPython;
+  would set it on a machine without XPython, and the kernel client that does
+  not sleep through a widget cell's reply (:mod:`course_grader.kernel_client`);
 * with **the grading command**, ``python -m course_grader`` with this
   course's grading pipeline, the other course's own ``nbgrader_config.py`` on
   top where it ships one (``--course-config``), and its source folder and id
@@ -339,6 +340,11 @@ def _plain_config(course: str, assignment: str, kernel_name: str = "python3"):
     config.Execute.timeout = 600
     config.Execute.startup_timeout = 600
     config.Execute.iopub_timeout = 60
+    # nbclient can sleep through a widget cell's reply to the end of Execute.timeout (the reply
+    # is then found and the cell scores as it should, jupyter/nbclient#312): under the whole
+    # suite cs1302's Lab3b, with three ``interact`` cells, lost 600-1,200 s so, twice a run.
+    # The grader's own client waits in slices; the reference gets the same client.
+    config.AsyncKernelManager.client_class = "course_grader.kernel_client.PromptKernelClient"
     return config
 
 

@@ -23,6 +23,7 @@ from queue import Empty
 from time import monotonic
 
 import zmq
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
@@ -32,9 +33,10 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_hook
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Unicode
+from traitlets import DottedObjectName, Type, Unicode
 
 from .. import hidden_tests, instructor_cells, sandbox
+from ..kernel_client import PromptKernelClient
 from ..cells import KERNEL_DIED, NOT_RUN, TIME_LIMIT, error_output, has_error
 from ..report import GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
@@ -70,8 +72,12 @@ class ZygoteKernelProvisioner(LocalProvisioner):
 
 class PromptKernelManager(AsyncKernelManager):
     """jupyter_client's manager, which learns that a killed kernel has exited within milliseconds,
-    not at its next tenth of a second (a tenth of a second per notebook graded), and starts the
-    sandboxed kernel from the worker's zygote (:class:`ZygoteKernelProvisioner`)."""
+    not at its next tenth of a second (a tenth of a second per notebook graded), starts the
+    sandboxed kernel from the worker's zygote (:class:`ZygoteKernelProvisioner`), and talks to
+    it through a client that never sleeps through a reply (:mod:`course_grader.kernel_client`)."""
+
+    client_class = DottedObjectName("course_grader.kernel_client.PromptKernelClient")
+    client_factory = Type(PromptKernelClient, klass=AsyncKernelClient)
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         await super()._async_wait(pollinterval=min(pollinterval, 0.005))
