@@ -341,9 +341,9 @@ def _plain_config(course: str, assignment: str, kernel_name: str = "python3"):
     config.Execute.startup_timeout = 600
     config.Execute.iopub_timeout = 60
     # nbclient can sleep through a widget cell's reply to the end of Execute.timeout (the reply
-    # is then found and the cell scores as it should, jupyter/nbclient#312): under the whole
-    # suite cs1302's Lab3b, with three ``interact`` cells, lost 600-1,200 s so, twice a run.
-    # The grader's own client waits in slices; the reference gets the same client.
+    # is then found and the cell scores as it should, jupyter/nbclient#312): in every run of the
+    # whole suite, cs1302's Lab3b (three ``interact`` cells) lost 600-1,200 s so. The grader's
+    # own client waits in slices (course_grader/kernel_client.py); the reference gets it too.
     config.AsyncKernelManager.client_class = "course_grader.kernel_client.PromptKernelClient"
     return config
 

@@ -36,8 +36,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type, Unicode
 
 from .. import hidden_tests, instructor_cells, sandbox
-from ..kernel_client import PromptKernelClient
 from ..cells import KERNEL_DIED, NOT_RUN, TIME_LIMIT, error_output, has_error
+from ..kernel_client import PromptKernelClient
 from ..report import GradingReport
 from .config import DEADLINE, GradingLimits, GradingPolicy
 
