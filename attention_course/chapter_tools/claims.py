@@ -162,6 +162,14 @@ def book_range(name: str) -> tuple[list[int], float, float] | None:
     return None
 
 
+def book_values(name: str) -> dict[int, float]:
+    """``{seed: value}`` of the claim or measurement ``name`` in :data:`TABLE`; empty if it is not there."""
+    for row in _table().get("claims", []):
+        if row["name"] == name:
+            return {int(seed): value for seed, value in row["values"].items() if value is not None}
+    return {}
+
+
 def measure(name: str, value, about: str, fmt: str = ".3g") -> None:
     """Record ``value`` for the multi-seed table without asserting anything about it.
 
