@@ -55,6 +55,18 @@ def test_in_a_students_notebook_a_claim_that_holds_prints_nothing(folder, capsys
     assert capsys.readouterr().out == ""
 
 
+def test_book_values_are_a_rows_values_by_seed_without_the_missing_ones(monkeypatch):
+    """What a page counts from the table (chapter 8: the seeds under which a stack did not train)."""
+    table = {"seeds": [0, 1, 2], "claims": [
+        {"name": "ch8_a", "values": {"0": 0.1, "1": None, "2": 0.5}},
+        {"name": "ch8_b", "values": {"0": 9.0, "1": 8.0, "2": 7.0}}]}
+    monkeypatch.setattr(claims, "_table", lambda: table)
+    assert claims.book_values("ch8_a") == {0: 0.1, 2: 0.5}
+    assert claims.book_values("ch8_b") == {0: 9.0, 1: 8.0, 2: 7.0}
+    assert claims.book_values("ch8_not_there") == {}
+    assert claims.book_range("ch8_a") == ([0, 1, 2], 0.1, 0.5)     # the same row, as a range
+
+
 def test_a_failing_claim_missing_from_the_table_still_prints_one_line(folder, capsys):
     claims.claim("ch99_not_in_the_table", 1.0, "<", 0.5, "something new")
     (line,) = capsys.readouterr().out.splitlines()
